@@ -1,0 +1,1 @@
+"""kubesim: a local Kubernetes API emulator (rehearsal cluster). See docs/kubesim.md."""
