@@ -142,7 +142,7 @@ def reply_tokens(prompt_last: str, max_tokens: int, ignore_eos: bool) -> list[st
     if prompt_last.strip() == SMOKE_PROMPT:
         return [SMOKE_ANSWER]
     n = max_tokens if ignore_eos else min(max_tokens, NATURAL_REPLY_TOKENS)
-    return [(WORDS[i % len(WORDS)] if i == 0 else " " + WORDS[i % len(WORDS)]) for i in range(n)]
+    return [(WORDS[0].capitalize() if i == 0 else " " + WORDS[i % len(WORDS)]) for i in range(n)]
 
 
 def error_body(message: str, status: int) -> dict[str, Any]:

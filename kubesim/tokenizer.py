@@ -51,8 +51,10 @@ def repo_cache_dir(hf_home: Path, repo_id: str) -> Path:
 
 def _corpus() -> list[str]:
     """A deterministic pseudo-text (word salad with punctuation) to train the BPE merges on."""
-    words, lines, state = _CORPUS_TEXT.split(), [], 12345
-    for _ in range(2000):
+    from kubesim.frontend import WORDS  # the simulated model's output words: one token each
+
+    words, lines, state = _CORPUS_TEXT.split() + list(WORDS) * 4, [], 12345
+    for _ in range(3000):
         line = []
         for _ in range(12):
             state = (1103515245 * state + 12345) % (1 << 31)
