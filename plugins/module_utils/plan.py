@@ -1,0 +1,374 @@
+"""Resolve a user's choices against the catalog into a complete deployment plan.
+
+``build_plan(request)`` is the single entry point: it validates every input (clear errors before
+anything touches a cluster), applies the deployment-matrix rules, computes each worker's command
+line and environment, and the capacity estimate. Pure Python: no Ansible imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import engine_args, matrix_rules
+from .capacity import capacity_plan
+from .catalog import Catalog, load_catalog
+from .plan_errors import PlanError
+from .rdma import PROVIDERS, rdma_profile
+
+DEFAULT_MODEL = "muse-spark-open-816b-a42b"
+DEFAULT_FRAMEWORK = "sglang"
+COLLECTION = "inferops.dynamo"
+
+CHOICES = {
+    "mode": ["agg", "disagg", "kv-router"],
+    "framework": ["sglang", "vllm"],
+    "checkpoint": ["nvfp4", "mxfp4", "mxfp4-from-bf16", "bf16"],
+    "parallelism": ["auto", "tp", "tp-ep", "dp", "dp-ep"],
+    "speculative": ["dspark", "dspark-adaptive", "none"],
+    "rdma_provider": list(PROVIDERS),
+    "vllm_frontend": ["rust", "python"],
+    "kv_cache_dtype": ["auto", "fp8"],
+    "attention_backend": ["ROCM_AITER_FA", "TRITON_ATTN"],
+}
+INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size")
+STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices")
+BOOLEANS = ("frontend_decoding",)
+KNOWN = set(CHOICES) | set(INTEGERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and value.strip() == "")
+
+
+def normalise_request(request: dict) -> dict:
+    """Types and choices of every input; ``None`` or "" means "the target's default"."""
+    if not isinstance(request, dict):
+        raise PlanError(f"the plan request must be a mapping, got {type(request).__name__}.")
+    unknown = sorted(k for k in request if k not in KNOWN)
+    if unknown:
+        raise PlanError(f"unknown plan input(s): {', '.join(unknown)}.", "unknown-input", sorted(KNOWN))
+    out: dict = {}
+    for key, value in request.items():
+        if _blank(value):
+            continue
+        if key in INTEGERS:
+            out[key] = _positive_int(key, value)
+        elif key in CHOICES:
+            text = str(value).strip()
+            if text not in CHOICES[key]:
+                raise PlanError(f"{key}='{text}' is not valid.", f"invalid-{key.replace('_', '-')}", CHOICES[key])
+            out[key] = text
+        elif key in BOOLEANS:
+            out[key] = _boolean(key, value)
+        elif key == "modalities":
+            out[key] = _modalities(value)
+        else:
+            out[key] = str(value).strip()
+    if "sku" not in out:
+        raise PlanError("sku is required (-e sku=...).", "missing-sku", sorted(load_catalog().skus))
+    if "mode" not in out:
+        raise PlanError("mode is required (-e mode=...).", "missing-mode", CHOICES["mode"])
+    return out
+
+
+def _positive_int(key: str, value) -> int:
+    if isinstance(value, bool):
+        raise PlanError(f"{key} must be a positive whole number, got {value!r}.", f"invalid-{key.replace('_', '-')}")
+    try:
+        number = int(str(value).strip())
+    except ValueError as exc:
+        raise PlanError(f"{key} must be a positive whole number, got {value!r}.",
+                        f"invalid-{key.replace('_', '-')}") from exc
+    if number <= 0:
+        raise PlanError(f"{key} must be a positive whole number, got {number}.", f"invalid-{key.replace('_', '-')}")
+    return number
+
+
+def _boolean(key: str, value) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise PlanError(f"{key} must be true or false, got {value!r}.", f"invalid-{key.replace('_', '-')}", ["true", "false"])
+
+
+def _modalities(value) -> list[str]:
+    items = value if isinstance(value, list) else str(value).split(",")
+    cleaned = [str(v).strip() for v in items if str(v).strip()]
+    valid = ["text", "image", "audio", "video"]
+    bad = [m for m in cleaned if m not in valid]
+    if bad or not cleaned:
+        raise PlanError(f"modalities {cleaned} are not valid.", "invalid-modalities", valid)
+    return cleaned
+
+
+def _default_modalities(model: dict, sku: dict, mode: str) -> list[str]:
+    if sku["vendor"] == "amd":
+        return ["text"]
+    if mode == "disagg":
+        # Video fails in the disaggregated recipes (no decord2 in the image): not offered by default.
+        return [m for m in model["modalities"] if m != "video"]
+    return list(model["modalities"])
+
+
+@dataclass
+class Resolved:
+    """Everything the rules and argument builders read, with defaults applied."""
+
+    catalog: Catalog
+    model_key: str
+    model: dict
+    sku_key: str
+    sku: dict
+    framework: str
+    mode: str
+    target_key: str
+    target: dict
+    runtime_key: str
+    runtime: dict
+    checkpoint_key: str
+    checkpoint: dict
+    draft: dict | None
+    parallelism: str
+    speculative: str
+    concurrency: int
+    request_count: int
+    context_length: int
+    max_num_seqs: int | None
+    kv_cache_dtype: str
+    modalities: list
+    frontend_decoding: bool
+    vllm_frontend: str | None
+    vllm_frontend_requested: str | None
+    attention_backend: str | None
+    attention_backend_requested: str | None
+    tp: int
+    ep: int
+    gpus_per_worker: int
+    kv_replicas: int
+    rdma: dict = field(default_factory=dict)
+
+    @property
+    def served_model_name(self) -> str:
+        return self.model["served_model_name"]
+
+
+def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
+    req = normalise_request(request)
+    catalog = catalog or load_catalog()
+    model_key = req.get("model", DEFAULT_MODEL)
+    model = catalog.model(model_key)
+    sku = catalog.sku(req["sku"])
+    framework = req.get("framework", "vllm" if sku["vendor"] == "amd" and "framework" not in req else DEFAULT_FRAMEWORK)
+    matrix_rules.vendor_frameworks(sku["vendor"], framework, req["mode"], sku)
+    target_key, target = catalog.target(framework, req["mode"], req["sku"])
+
+    flavour = req.get("flavour")
+    flavours = target.get("flavours", {})
+    if flavour is not None:
+        if flavour not in flavours:
+            raise PlanError(f"flavour '{flavour}' is not defined for {target_key}.", "unknown-flavour",
+                            sorted(flavours) or ["(none for this target)"])
+        req = {**{k: v for k, v in flavours[flavour].items()}, **req}
+
+    checkpoint_key = req.get("checkpoint", target["checkpoint"])
+    checkpoint = dict(model["checkpoints"][checkpoint_key])
+    if "checkpoint_repo" in req:
+        checkpoint["hf_id"] = req["checkpoint_repo"]
+
+    speculative = req.get("speculative", target.get("speculative", "none"))
+    draft = None
+    if speculative != "none":
+        draft = dict(model["draft_models"]["dspark"])
+        if "draft_repo" in req:
+            draft["hf_id"] = req["draft_repo"]
+
+    concurrency = req.get("concurrency", target["benchmark"]["concurrency"])
+    parallelism = req.get("parallelism", target.get("parallelism", "tp-ep"))
+    if "parallelism" not in req and checkpoint_key == "bf16":
+        parallelism = "tp"  # BF16 stays on plain TP (002)
+    if parallelism == "auto":
+        parallelism = "tp-ep" if (concurrency >= matrix_rules.TP_EP_THROUGHPUT_FROM
+                                  and checkpoint_key in ("mxfp4", "mxfp4-from-bf16")) else "tp"
+
+    workers = target["workers"]
+    gpus_per_worker = int(workers[0]["gpus"])
+    tp = req.get("tensor_parallel_size", int(workers[0]["tp"]))
+    if target["runtime"] == "dynamo":
+        ep = tp if parallelism == "tp-ep" else 1
+    else:
+        ep = tp if parallelism == "tp-ep" else 1
+    kv_replicas = sum(int(w["replicas"]) for w in workers if w["role"] in ("worker", "decode", "server"))
+
+    context_length = req.get("context_length", target["context_length"])
+    if context_length > model["max_context"]:
+        raise PlanError(f"context_length={context_length} exceeds the model's {model['max_context']} tokens.",
+                        "context-too-long", [f"context_length<={model['max_context']}"])
+    max_num_seqs = req.get("max_num_seqs")
+    if max_num_seqs is None and sku["vendor"] == "amd" and context_length == matrix_rules.LONG_CONTEXT:
+        max_num_seqs = matrix_rules.LONG_CONTEXT_MAX_SEQS
+
+    attention_requested = req.get("attention_backend")
+    attention = None
+    if sku["vendor"] == "amd":
+        attention = attention_requested or ("TRITON_ATTN" if speculative == "dspark-adaptive" else "ROCM_AITER_FA")
+    vllm_frontend_requested = req.get("vllm_frontend")
+    vllm_frontend = None
+    if target["runtime"] == "vllm-standalone" and sku["vendor"] == "nvidia":
+        vllm_frontend = vllm_frontend_requested or target.get("vllm_frontend", "python")
+
+    resolved = Resolved(
+        catalog=catalog, model_key=model_key, model=model, sku_key=req["sku"], sku=sku,
+        framework=framework, mode=req["mode"], target_key=target_key, target=target,
+        runtime_key=target["runtime"], runtime=catalog.runtimes[target["runtime"]],
+        checkpoint_key=checkpoint_key, checkpoint=checkpoint, draft=draft,
+        parallelism=parallelism, speculative=speculative, concurrency=concurrency,
+        request_count=req.get("request_count", target["benchmark"]["request_count"]),
+        context_length=context_length, max_num_seqs=max_num_seqs,
+        kv_cache_dtype=req.get("kv_cache_dtype", target["kv_cache_dtype"]),
+        modalities=req.get("modalities", _default_modalities(model, sku, req["mode"])),
+        frontend_decoding=req.get("frontend_decoding", False),
+        vllm_frontend=vllm_frontend, vllm_frontend_requested=vllm_frontend_requested,
+        attention_backend=attention, attention_backend_requested=attention_requested,
+        tp=tp, ep=ep, gpus_per_worker=gpus_per_worker, kv_replicas=kv_replicas,
+    )
+    resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
+    resolved.image = req.get("image")  # type: ignore[attr-defined]
+    return resolved
+
+
+def _image(r: Resolved) -> str:
+    if getattr(r, "image", None):
+        return r.image  # type: ignore[attr-defined]
+    images = r.runtime["images"]
+    return images[r.framework] if r.runtime_key == "dynamo" else images[r.sku["vendor"]]
+
+
+def _workers(r: Resolved) -> list[dict]:
+    image = _image(r)
+    result = []
+    for spec in r.target["workers"]:
+        role = spec["role"]
+        if r.runtime_key == "vllm-standalone":
+            command, args, env = engine_args.standalone_vllm(r)
+        elif r.framework == "sglang":
+            command, args, env = engine_args.sglang_worker(r, role)
+        else:
+            command, args, env = engine_args.dynamo_vllm_worker(r, role)
+        result.append({
+            "component": spec["component"],
+            "role": role,
+            "replicas": int(spec["replicas"]),
+            "gpus": int(spec["gpus"]),
+            "nodes": max(1, int(spec["gpus"]) // int(r.sku["gpus_per_node"])),
+            "tp": r.tp,
+            "ep": r.ep,
+            "image": image,
+            "command": command,
+            "args": args,
+            "env": env,
+        })
+    return result
+
+
+def _compute_domain(r: Resolved, name: str) -> dict | None:
+    if r.mode not in r.sku.get("compute_domain_modes", []):
+        return None
+    return {
+        "name": f"{name}-cd",
+        "claim_template": f"{name}-cd-channel",
+        "claim_name": "compute-domain-channel",
+        "reason": f"{r.sku['display_name']} multi-GPU workers need a DRA ComputeDomain for mode {r.mode} (000).",
+    }
+
+
+def _expected(r: Resolved) -> dict | None:
+    expected = r.target.get("expected")
+    if not expected:
+        return None
+    if r.concurrency != expected["concurrency"] or r.request_count != expected["requests_total"]:
+        # The published figures hold only at their operating point.
+        return {**expected, "comparable": False}
+    return {**expected, "comparable": True}
+
+
+def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
+    """The whole plan as plain data (JSON-serialisable)."""
+    r = resolve(request, catalog)
+    warnings = matrix_rules.check(r)
+    name = r.target["name"]
+    workers = _workers(r)
+    gpus_total = sum(w["gpus"] * w["replicas"] for w in workers)
+    capacity = capacity_plan(
+        sku=r.sku,
+        weights_gb=float(r.checkpoint["weights_gb"]),
+        draft_gb=float(r.draft["disk_gb"]) if r.draft else 0.0,
+        gpus_per_worker=r.gpus_per_worker,
+        tp=r.tp,
+        kv_cache_dtype=r.kv_cache_dtype,
+        context_length=r.context_length,
+        kv_assumption=r.model["kv_cache_assumption"],
+        kv_replicas=r.kv_replicas,
+    )
+    if r.max_num_seqs and r.max_num_seqs > capacity["max_seqs_at_context_per_worker"]:
+        warnings.append(f"max_num_seqs {r.max_num_seqs} is above the estimated "
+                        f"{capacity['max_seqs_at_context_per_worker']} sequences of {r.context_length} tokens per "
+                        "worker (an estimate; see capacity.assumptions).")
+    frontend = None
+    if r.runtime_key == "dynamo":
+        command, args, env = engine_args.dynamo_frontend(r)
+        frontend = {"component": "Frontend", "image": _image(r), "command": command, "args": args, "env": env,
+                    "router": "kv" if r.mode == "kv-router" else "round-robin"}
+    downloads = [r.checkpoint["hf_id"]] + ([r.draft["hf_id"]] if r.draft else [])
+    disk_gb = float(r.checkpoint["disk_gb"]) + (float(r.draft["disk_gb"]) if r.draft else 0.0)
+    trace = r.catalog.benchmark_trace
+    status = r.target["status"]
+    if status != "validated":
+        warnings.append(f"{r.target_key} is {status} ({r.target['source']}).")
+    return {
+        "collection": COLLECTION,
+        "model": {"key": r.model_key, "display_name": r.model["display_name"],
+                  "served_model_name": r.served_model_name, "modalities": r.modalities},
+        "target": {"key": r.target_key, "framework": r.framework, "mode": r.mode, "sku": r.sku_key,
+                   "runtime": r.runtime_key, "status": status, "source": r.target["source"]},
+        "sku": {"key": r.sku_key, **{k: r.sku[k] for k in (
+            "display_name", "vendor", "gpu_resource", "node_label_key", "node_label_value", "cpu_arch",
+            "gpus_per_node", "hbm_gb")}},
+        "name": name,
+        "kind": "DynamoGraphDeployment" if r.runtime_key == "dynamo" else "Deployment",
+        "frontend_service": f"{name}-frontend",
+        "frontend_port": int(r.runtime.get("frontend_port", r.runtime.get("port", 8000))),
+        "checkpoint": {"key": r.checkpoint_key, **r.checkpoint},
+        "draft_model": r.draft,
+        "parallelism": r.parallelism,
+        "speculative": r.speculative,
+        "kv_cache_dtype": r.kv_cache_dtype,
+        "context_length": r.context_length,
+        "max_num_seqs": r.max_num_seqs,
+        "attention_backend": r.attention_backend,
+        "vllm_frontend": r.vllm_frontend,
+        "frontend": frontend,
+        "workers": workers,
+        "gpus_total": gpus_total,
+        "compute_domain": _compute_domain(r, name),
+        "rdma": r.rdma,
+        "model_cache": {"pvc": "shared-model-cache", "mount_path": engine_args.MODEL_MOUNT,
+                        "size_gi": int(-(-disk_gb * 1.25 // 100) * 100), "downloads": downloads,
+                        "secret": "hf-token-secret"},
+        "benchmark": {"concurrency": r.concurrency, "request_count": r.request_count,
+                      "warmup_requests": trace.get("warmup_requests", 5),
+                      "endpoint": f"{name}-frontend:{int(r.runtime.get('frontend_port', r.runtime.get('port', 8000)))}",
+                      "workload": r.target["benchmark"]["workload"], "trace": trace},
+        "expected": _expected(r),
+        "capacity": capacity,
+        "warnings": warnings,
+        "labels": {
+            "app.kubernetes.io/managed-by": COLLECTION,
+            "app.kubernetes.io/part-of": "muse-spark",
+            "inferops.dynamo/model": r.model_key,
+            "inferops.dynamo/target": r.target_key,
+        },
+    }

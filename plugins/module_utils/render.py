@@ -1,0 +1,270 @@
+"""Kubernetes objects from a plan (see plan.build_plan).
+
+Object names follow the recipe page so that a deployment made by hand with its kubectl steps is
+adopted in place: the DynamoGraphDeployment, its ``<name>-frontend`` Service, the
+``shared-model-cache`` PVC, the ``hf-token-secret`` Secret and the ``model-download`` Job.
+"""
+
+from __future__ import annotations
+
+import copy
+
+DGD_API_VERSION = "nvidia.com/v1beta1"
+COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
+MODEL_VOLUME = "model-cache"
+DOWNLOAD_JOB = "model-download"
+DOWNLOAD_IMAGE = "python:3.12-slim"
+HF_HUB_VERSION = "1.16.4"
+# A worker may load ~0.5-1.6 TB of weights: the startup probe allows two hours
+# (720 x 10 s) so that a slow load is never killed; liveness only starts after it.
+STARTUP_PERIOD_S = 10
+STARTUP_FAILURE_THRESHOLD = 720
+EXPECTED_ANNOTATIONS = {
+    "ttft_p50_ms": "inferops.dynamo/expected-ttft-p50-ms",
+    "output_tokens_per_s_per_user_p50": "inferops.dynamo/expected-output-tps-per-user-p50",
+    "concurrency": "inferops.dynamo/expected-concurrency",
+}
+
+
+def _meta(name: str, namespace: str | None, labels: dict, annotations: dict | None = None) -> dict:
+    meta: dict = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def cache_labels(plan: dict) -> dict:
+    """The model cache is shared by every target of the model: it carries no target label."""
+    return {k: v for k, v in plan["labels"].items() if k != "inferops.dynamo/target"}
+
+
+def namespace(name: str, labels: dict | None = None) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(name, None, labels or {})}
+
+
+def hf_token_secret(plan: dict, ns: str, token: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(plan["model_cache"]["secret"], ns, cache_labels(plan)),
+        "type": "Opaque",
+        "stringData": {"HF_TOKEN": token},
+    }
+
+
+def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int | None = None) -> dict:
+    spec: dict = {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": f"{size_gi or plan['model_cache']['size_gi']}Gi"}},
+    }
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": _meta(plan["model_cache"]["pvc"], ns, cache_labels(plan)),
+        "spec": spec,
+    }
+
+
+def _cache_volume(plan: dict) -> dict:
+    return {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": plan["model_cache"]["pvc"]}}
+
+
+def download_job(plan: dict, ns: str, image: str = DOWNLOAD_IMAGE) -> dict:
+    mount = plan["model_cache"]["mount_path"]
+    lines = ["set -eu", f"pip install --no-cache-dir --quiet huggingface_hub=={HF_HUB_VERSION}"]
+    lines += [f"hf download {repo}" for repo in plan["model_cache"]["downloads"]]
+    lines.append("echo model-download complete")
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(DOWNLOAD_JOB, ns, cache_labels(plan)),
+        "spec": {
+            "backoffLimit": 3,
+            "completions": 1,
+            "parallelism": 1,
+            "template": {
+                "metadata": {"labels": cache_labels(plan)},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": "model-download",
+                        "image": image,
+                        "command": ["sh", "-c", "\n".join(lines)],
+                        "envFrom": [{"secretRef": {"name": plan["model_cache"]["secret"]}}],
+                        "env": [{"name": "HF_HOME", "value": mount},
+                                {"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"}],
+                        "securityContext": {
+                            "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]},
+                            "seccompProfile": {"type": "RuntimeDefault"},
+                        },
+                        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": mount}],
+                    }],
+                    "volumes": [_cache_volume(plan)],
+                },
+            },
+        },
+    }
+
+
+def compute_domain(plan: dict, ns: str) -> dict | None:
+    cd = plan.get("compute_domain")
+    if not cd:
+        return None
+    return {
+        "apiVersion": COMPUTE_DOMAIN_API_VERSION,
+        "kind": "ComputeDomain",
+        "metadata": _meta(cd["name"], ns, plan["labels"]),
+        "spec": {
+            "numNodes": 0,
+            "channel": {"allocationMode": "Single", "resourceClaimTemplate": {"name": cd["claim_template"]}},
+        },
+    }
+
+
+def _expected_annotations(plan: dict) -> dict:
+    expected = plan.get("expected") or {}
+    return {ann: str(expected[key]) for key, ann in EXPECTED_ANNOTATIONS.items() if key in expected}
+
+
+def _worker_container(plan: dict, worker: dict, health_port: int, health_path: str) -> dict:
+    limits = {plan["sku"]["gpu_resource"]: str(worker["gpus"])}
+    if plan["target"]["mode"] == "disagg":
+        limits.update(plan["rdma"]["resources"])
+    container: dict = {
+        "name": "main",
+        "image": worker["image"],
+        "command": list(worker["command"]),
+        "args": list(worker["args"]),
+        "env": copy.deepcopy(worker["env"]),
+        "envFrom": [{"secretRef": {"name": plan["model_cache"]["secret"]}}],
+        "resources": {"limits": dict(limits), "requests": dict(limits)},
+        "startupProbe": {
+            "httpGet": {"path": health_path, "port": health_port},
+            "periodSeconds": STARTUP_PERIOD_S,
+            "failureThreshold": STARTUP_FAILURE_THRESHOLD,
+        },
+        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": plan["model_cache"]["mount_path"]}],
+    }
+    capabilities = plan["rdma"]["capabilities"] if plan["target"]["mode"] == "disagg" else []
+    if capabilities:
+        container["securityContext"] = {"capabilities": {"add": list(capabilities)}}
+    if plan.get("compute_domain"):
+        container["resources"]["claims"] = [{"name": plan["compute_domain"]["claim_name"]}]
+    return container
+
+
+def _node_selector(plan: dict) -> dict:
+    return {plan["sku"]["node_label_key"]: plan["sku"]["node_label_value"]}
+
+
+def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
+    frontend = plan["frontend"]
+    components = [{
+        "name": frontend["component"],
+        "type": "frontend",
+        "replicas": 1,
+        "podTemplate": {"spec": {"containers": [{
+            "name": "main",
+            "image": frontend["image"],
+            "command": list(frontend["command"]),
+            "args": list(frontend["args"]),
+            "env": copy.deepcopy(frontend["env"]),
+        }]}},
+    }]
+    for worker in plan["workers"]:
+        pod_spec: dict = {
+            "nodeSelector": _node_selector(plan),
+            "containers": [_worker_container(plan, worker, 9090, "/live")],
+            "volumes": [_cache_volume(plan)],
+        }
+        if plan["sku"]["cpu_arch"] == "arm64":
+            pod_spec["tolerations"] = [{"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64",
+                                        "effect": "NoSchedule"}]
+        if plan.get("compute_domain"):
+            pod_spec["resourceClaims"] = [{"name": plan["compute_domain"]["claim_name"],
+                                           "resourceClaimTemplateName": plan["compute_domain"]["claim_template"]}]
+        component = {
+            "name": worker["component"],
+            "type": worker["role"],
+            "replicas": worker["replicas"],
+            # NIXL stages transfer metadata through /dev/shm; the 64 MB default is far too small.
+            "sharedMemorySize": "64Gi",
+            "podTemplate": {"spec": pod_spec},
+        }
+        if worker["nodes"] > 1:
+            component["multinode"] = {"nodeCount": worker["nodes"]}
+        components.append(component)
+    return {
+        "apiVersion": DGD_API_VERSION,
+        "kind": "DynamoGraphDeployment",
+        "metadata": _meta(plan["name"], ns, plan["labels"], _expected_annotations(plan)),
+        "spec": {"backendFramework": plan["target"]["framework"], "components": components},
+    }
+
+
+def standalone_deployment(plan: dict, ns: str) -> list[dict]:
+    worker = plan["workers"][0]
+    port = plan["frontend_port"]
+    selector = {"app.kubernetes.io/name": plan["name"]}
+    pod_labels = {**plan["labels"], **selector}
+    container = _worker_container(plan, worker, port, "/health")
+    container["ports"] = [{"name": "http", "containerPort": port}]
+    container["readinessProbe"] = {"httpGet": {"path": "/health", "port": port}, "periodSeconds": 10}
+    container["volumeMounts"].append({"name": "dshm", "mountPath": "/dev/shm"})
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(plan["name"], ns, plan["labels"], _expected_annotations(plan)),
+        "spec": {
+            "replicas": worker["replicas"],
+            # Every GPU of the node is taken: a rolling update could never schedule a second pod.
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": selector},
+            "template": {
+                "metadata": {"labels": pod_labels},
+                "spec": {
+                    "nodeSelector": _node_selector(plan),
+                    "containers": [container],
+                    "volumes": [_cache_volume(plan),
+                                {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}}],
+                },
+            },
+        },
+    }
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(plan["frontend_service"], ns, plan["labels"]),
+        "spec": {"selector": selector, "ports": [{"name": "http", "port": port, "targetPort": port}]},
+    }
+    return [deployment, service]
+
+
+def serving_objects(plan: dict, ns: str) -> list[dict]:
+    """What the engine role applies: ComputeDomain (when needed) then the workload."""
+    objects = []
+    cd = compute_domain(plan, ns)
+    if cd:
+        objects.append(cd)
+    if plan["kind"] == "DynamoGraphDeployment":
+        objects.append(dynamo_graph_deployment(plan, ns))
+    else:
+        objects.extend(standalone_deployment(plan, ns))
+    return objects
+
+
+def deploy_manifests(plan: dict, ns: str, storage_class: str | None = None) -> list[dict]:
+    """Every object a deploy applies, in order (the HF token Secret is listed without its value)."""
+    return [
+        namespace(ns, cache_labels(plan)),
+        hf_token_secret(plan, ns, "<from hf_token>"),
+        model_cache_pvc(plan, ns, storage_class),
+        download_job(plan, ns),
+        *serving_objects(plan, ns),
+    ]
