@@ -1,0 +1,48 @@
+"""The offline HF-cache tokenizer: layout, idempotence, and that transformers loads it with HF_HUB_OFFLINE."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubesim.tokenizer import installed_snapshot, repo_cache_dir, write_hf_cache_tokenizer
+
+REPO = Path(__file__).resolve().parents[3]
+REPO_ID = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
+
+
+def test_layout_and_idempotence(tmp_path):
+    snap = write_hf_cache_tokenizer(tmp_path, REPO_ID)
+    repo_dir = tmp_path / "hub" / "models--meta-models--Muse-Spark-Open-816B-A42B-NVFP4"
+    assert repo_cache_dir(tmp_path, REPO_ID) == repo_dir
+    assert snap.parent == repo_dir / "snapshots" and len(snap.name) == 40
+    assert (repo_dir / "refs" / "main").read_text() == snap.name
+    assert {p.name for p in snap.iterdir()} == {"tokenizer.json", "tokenizer_config.json", "config.json"}
+    mtime = (snap / "tokenizer.json").stat().st_mtime_ns
+    assert write_hf_cache_tokenizer(tmp_path, REPO_ID) == snap
+    assert (snap / "tokenizer.json").stat().st_mtime_ns == mtime
+    assert installed_snapshot(tmp_path, REPO_ID) == snap
+
+
+def test_bad_repo_id(tmp_path):
+    with pytest.raises(ValueError, match="org/name"):
+        write_hf_cache_tokenizer(tmp_path, "no-slash")
+
+
+@pytest.mark.slow
+def test_transformers_loads_it_offline_and_counts_frontend_words(tmp_path):
+    write_hf_cache_tokenizer(tmp_path, REPO_ID)
+    code = (
+        "from transformers import AutoTokenizer\n"
+        "from kubesim.frontend import reply_tokens\n"
+        f"t = AutoTokenizer.from_pretrained({REPO_ID!r})\n"
+        "print(len(t.encode(''.join(reply_tokens('x', 50, True)))))\n"
+        "print(t.decode(t.encode('Hello, world! 123')))\n"
+    )
+    env = dict(os.environ, HF_HOME=str(tmp_path), HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                         check=False, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["50", "Hello, world! 123"]
