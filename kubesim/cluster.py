@@ -1,0 +1,526 @@
+"""One simulated cluster: store + API routing + node inventory + controllers + faults."""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import store as st
+from .openapi import load_crd
+from .resources import Resource
+from .server import VERSION, ApiListener, parse_json_or_yaml, split_path
+from .store import ApiError, Store
+
+log = logging.getLogger("kubesim")
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
+DEFAULT_NODES = "gb300:2,gb200:2,b200:1,mi355x:1,mi350x:1"
+DEFAULT_STORAGE = "shared-rwx:RWX,local-rwo:RWO"
+DEFAULT_RUNNABLE = ("aiperf", "curl", "python")
+
+
+@dataclass
+class ClusterConfig:
+    nodes: str = DEFAULT_NODES
+    rdma: bool = True
+    storage_classes: str = DEFAULT_STORAGE
+    crd_dir: str | None = None
+    state_dir: str = ".kubesim"
+    runnable_images: tuple[str, ...] = DEFAULT_RUNNABLE
+    download_seconds: float = 3.0
+    ready_seconds: float = 2.0
+    speed_factor: float = 1.0
+    catalog: str = str(REPO_ROOT / "catalog" / "skus.yml")
+    reconcile_interval: float = 0.25
+    token: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def load_catalog(path: str) -> dict:
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)["skus"]
+
+
+def parse_nodes(spec: str, catalog: dict) -> list[tuple[str, int]]:
+    out = []
+    for part in (spec or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        sku, _, n = part.partition(":")
+        if sku not in catalog:
+            raise ValueError(f"unknown SKU {sku!r} in --nodes; known: {', '.join(sorted(catalog))}")
+        out.append((sku, int(n or 1)))
+    return out
+
+
+def make_nodes(spec: str, catalog: dict, rdma: bool) -> list[dict]:
+    nodes = []
+    for sku, count in parse_nodes(spec, catalog):
+        facts = catalog[sku]
+        for i in range(count):
+            name = f"kubesim-{sku}-{i}"
+            capacity = {"cpu": "144" if facts.get("cpu_arch") == "arm64" else "192", "memory": "1843Gi",
+                        "ephemeral-storage": "3500Gi", "pods": "110",
+                        facts["gpu_resource"]: str(facts["gpus_per_node"])}
+            if rdma and facts.get("vendor") == "nvidia":
+                capacity["rdma/ib"] = "8"
+            nodes.append({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {
+                    facts["node_label_key"]: facts["node_label_value"],
+                    "kubernetes.io/arch": facts["cpu_arch"],
+                    "kubernetes.io/hostname": name,
+                    "kubernetes.io/os": "linux",
+                    "node.kubernetes.io/instance-type": sku,
+                }},
+                "spec": {},
+                "status": {
+                    "capacity": dict(capacity), "allocatable": dict(capacity),
+                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                    "message": "kubelet is posting ready status",
+                                    "lastHeartbeatTime": st.now(), "lastTransitionTime": st.now()}],
+                    "nodeInfo": {"architecture": facts["cpu_arch"], "operatingSystem": "linux",
+                                 "kubeletVersion": VERSION["gitVersion"],
+                                 "containerRuntimeVersion": "kubesim://0"},
+                    "addresses": [{"type": "InternalIP", "address": "127.0.0.1"},
+                                  {"type": "Hostname", "address": name}],
+                },
+            })
+    return nodes
+
+
+def parse_storage_classes(spec: str) -> list[dict]:
+    out = []
+    if not spec or spec.strip().lower() == "none":
+        return out
+    for i, part in enumerate(spec.split(",")):
+        name, _, modes = part.strip().partition(":")
+        modes = modes or "RWO"
+        sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+              "metadata": {"name": name, "annotations": {
+                  "kubesim.io/access-modes": modes.upper()}},
+              "provisioner": "kubesim.io/local", "reclaimPolicy": "Delete",
+              "volumeBindingMode": "Immediate", "allowVolumeExpansion": True}
+        if i == 0:
+            sc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] = "true"
+        out.append(sc)
+    return out
+
+
+class Faults:
+    """Injected faults of one cluster (all fields plain data; see docs/kubesim.md)."""
+
+    KINDS = ("api-down", "job-fail", "never-ready", "slow-download", "frontend-errors", "frontend-speed",
+             "image-pull", "crashloop", "unschedulable", "forbid")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.active: dict[str, Any] = {}
+
+    def get(self, kind: str, default: Any = None) -> Any:
+        return self.active.get(kind, default)
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return json.loads(json.dumps(self.active))
+
+
+class SimCluster:
+    def __init__(self, index: int, config: ClusterConfig, port: int = 0):
+        self.index = index
+        self.name = f"kubesim-{index}"
+        self.config = config
+        self.token = config.token or secrets.token_hex(16)
+        self.state_dir = Path(config.state_dir).resolve() / str(index)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store()
+        self.faults = Faults()
+        self.api = ApiRouter(self)
+        self.listener = ApiListener(self, port)
+        self.catalog = load_catalog(config.catalog)
+        from .controllers import Controllers
+
+        self.controllers = Controllers(self)
+        self._bootstrap()
+
+    @property
+    def port(self) -> int:
+        return self.listener.port
+
+    def _bootstrap(self) -> None:
+        s = self.store
+        for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            res = s.resource("", "v1", "namespaces")
+            s.create(res, None, {"metadata": {"name": ns}})
+        for node in make_nodes(self.config.nodes, self.catalog, self.config.rdma):
+            s.raw_put("/nodes", node)
+        for sc in parse_storage_classes(self.config.storage_classes):
+            s.raw_put("storage.k8s.io/storageclasses", sc)
+        for ns in ("default",):
+            s.raw_put("/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
+                                           "metadata": {"name": "default", "namespace": ns}})
+        s.raw_put("resource.k8s.io/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": "compute-domain-default-channel.nvidia.com", "generation": 1},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'compute-domain.nvidia.com'"}}]}})
+        for path in self.crd_files():
+            crd = _load_crd_cached(str(path))
+            crd.setdefault("apiVersion", "apiextensions.k8s.io/v1")
+            crd["kind"] = "CustomResourceDefinition"
+            crd["metadata"] = {"name": crd["metadata"]["name"], "generation": 1}
+            crd["status"] = Store._crd_status(crd)
+            self.store.register_crd(crd)
+            s.raw_put("apiextensions.k8s.io/customresourcedefinitions", crd)
+
+    def crd_files(self) -> list[Path]:
+        by_name: dict[str, Path] = {}
+        for p in sorted((PACKAGE_DIR / "crds").glob("*.yaml")):
+            by_name[p.name] = p
+        if self.config.crd_dir:
+            for p in sorted(Path(self.config.crd_dir).glob("*.y*ml")):
+                by_name[p.name] = p  # a real CRD file replaces the minimal one of the same name
+        # only the CRDs needed: DGD (+ DCD if given), ComputeDomain
+        return list(by_name.values())
+
+    def start(self) -> int:
+        port = self.listener.up()
+        self.controllers.start()
+        return port
+
+    def stop(self) -> None:
+        self.listener.down()
+        self.controllers.stop()
+
+    # ------------------------------------------------------------------ faults
+    def set_fault(self, kind: str, args: dict | None = None) -> dict:
+        args = dict(args or {})
+        if kind == "clear":
+            with self.faults.lock:
+                self.faults.active.clear()
+            self.store.forbidden = []
+            if not self.listener.is_up:
+                self.listener.up()
+            self.controllers.faults_changed()
+            return {}
+        if kind.startswith("clear-"):
+            kind = kind[len("clear-"):]
+            with self.faults.lock:
+                self.faults.active.pop(kind, None)
+            if kind == "api-down" and not self.listener.is_up:
+                self.listener.up()
+            if kind == "forbid":
+                self.store.forbidden = []
+            self.controllers.faults_changed()
+            return self.faults.snapshot()
+        if kind not in Faults.KINDS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(Faults.KINDS)}, clear")
+        with self.faults.lock:
+            if kind == "forbid":
+                rules = self.faults.active.setdefault("forbid", [])
+                rules.append(args)
+                self.store.forbidden = list(rules)
+            else:
+                self.faults.active[kind] = args
+        if kind == "api-down":
+            self.listener.down()
+        self.controllers.faults_changed()
+        return self.faults.snapshot()
+
+
+class ApiRouter:
+    def __init__(self, cluster: SimCluster):
+        self.cluster = cluster
+        self.store = cluster.store
+
+    # ---------------------------------------------------------------- discovery
+    def discovery_groups(self) -> dict:
+        groups: dict[str, list[str]] = {}
+        for gv in self.store.by_gv:
+            g, v = gv.split("/")
+            if g:
+                groups.setdefault(g, []).append(v)
+        out = []
+        for g, versions in sorted(groups.items()):
+            preferred = versions[0]
+            for crd in self.store.crds.values():
+                if crd["spec"]["group"] == g:
+                    for ver in crd["spec"]["versions"]:
+                        if ver.get("storage"):
+                            preferred = ver["name"]
+            ordered = [preferred] + [v for v in sorted(versions, reverse=True) if v != preferred]
+            out.append({"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in ordered],
+                        "preferredVersion": {"groupVersion": f"{g}/{preferred}", "version": preferred}})
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": out}
+
+    def resource_list(self, group: str, version: str) -> dict:
+        rs = self.store.by_gv.get(f"{group}/{version}")
+        if rs is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        resources = []
+        for r in rs.values():
+            d = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
+                 "verbs": r.verbs}
+            if r.short_names:
+                d["shortNames"] = r.short_names
+            resources.append(d)
+            for sub in r.subresources:
+                verbs = ["get", "patch", "update"] if sub in ("status", "scale") else ["get", "create"]
+                resources.append({"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                                  "kind": "Scale" if sub == "scale" else r.kind, "verbs": verbs})
+        gv = f"{group}/{version}" if group else version
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
+
+    # ---------------------------------------------------------------- routing
+    def handle(self, handler, method: str, path: str, query: dict, body: bytes):
+        parts = split_path(path)
+        if not parts:
+            return 200, {"paths": ["/api", "/api/v1", "/apis", "/version", "/healthz"]}
+        if parts == ["version"]:
+            return 200, VERSION
+        if parts[0] in ("healthz", "readyz", "livez"):
+            handler._send(200, b"ok", "text/plain")
+            return None
+        if parts == ["api"]:
+            return 200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": f"127.0.0.1:{self.cluster.port}"}]}
+        if parts == ["apis"]:
+            return 200, self.discovery_groups()
+        if parts[0] == "api" and len(parts) >= 2:
+            group, version, rest = "", parts[1], parts[2:]
+        elif parts[0] == "apis" and len(parts) >= 3:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        elif parts[0] == "apis" and len(parts) == 2:
+            g = next((x for x in self.discovery_groups()["groups"] if x["name"] == parts[1]), None)
+            if g is None:
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return 200, {"kind": "APIGroup", "apiVersion": "v1", **g}
+        else:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if not rest:
+            return 200, self.resource_list(group, version)
+        ns = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and not (len(rest) == 3 and rest[2] in ("status", "finalize")):
+            ns, rest = rest[1], rest[2:]
+        plural = rest[0]
+        res = self.store.resource(group, version, plural)
+        if res is None:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if ns is not None and not res.namespaced:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) >= 3 else ""
+        dry_run = query.get("dryRun") == "All"
+        manager = query.get("fieldManager") or self._ua_manager(handler)
+        ctype = (handler.headers.get("Content-Type") or "application/json").split(";")[0].strip()
+        s = self.store
+
+        if res.create_only:
+            if method != "POST":
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            return 201, self.self_subject_access_review(parse_json_or_yaml(body, ctype) or {})
+
+        if sub == "log" and res.kind == "Pod":
+            return self.pod_log(handler, ns or "default", name, query)
+        if sub == "proxy" or (name and res.kind == "Service" and len(rest) >= 3 and rest[2] == "proxy"):
+            qs = handler.path.split("?", 1)[1] if "?" in handler.path else ""
+            tail = "/" + "/".join(rest[3:]) if len(rest) > 3 else "/"
+            if handler.path.split("?")[0].endswith("/") and tail != "/":
+                tail += "/"
+            if res.kind != "Service":
+                raise ApiError(404, "NotFound", "the server could not find the requested resource")
+            return self.service_proxy(handler, method, ns or "default", name, tail, qs, body)
+        if sub and sub not in res.subresources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if sub == "scale":
+            return self.scale(method, res, ns, name, body, ctype, dry_run, manager)
+
+        if method in ("GET", "HEAD"):
+            if name is None:
+                if query.get("watch") in ("true", "1"):
+                    return self.watch(handler, res, ns, query)
+                s.check_allowed("list", res, ns)
+                return 200, s.list(res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""))
+            s.check_allowed("get", res, ns, name)
+            return 200, s.get(res, ns, name)
+        if method == "POST":
+            if name is not None:
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            obj = parse_json_or_yaml(body, ctype)
+            created = s.create(res, ns, obj, dry_run=dry_run, manager=manager)
+            return 201, created
+        if name is None:
+            if method == "DELETE":
+                return self.delete_collection(res, ns, query, dry_run)
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        if method == "PUT":
+            return 200, s.update(res, ns, name, parse_json_or_yaml(body, ctype), dry_run=dry_run,
+                                 subresource=sub, manager=manager)
+        if method == "PATCH":
+            obj = parse_json_or_yaml(body, ctype if ctype != "application/apply-patch+yaml" else "yaml")
+            force = query.get("force") in ("true", "1")
+            if ctype == "application/apply-patch+yaml" and not query.get("fieldManager"):
+                manager = ""
+            existed = s.raw_get(st.storage_key(res), ns if res.namespaced else "", name) is not None
+            out = s.patch(res, ns, name, obj, ctype, dry_run=dry_run, subresource=sub, manager=manager, force=force)
+            return (200 if existed else 201), out
+        if method == "DELETE":
+            opts = parse_json_or_yaml(body, ctype) or {}
+            prop = query.get("propagationPolicy") or (opts.get("propagationPolicy") if isinstance(opts, dict) else None)
+            if isinstance(opts, dict) and (opts.get("dryRun") or []) == ["All"]:
+                dry_run = True
+            return 200, s.delete(res, ns, name, dry_run=dry_run, propagation=prop or "Background")
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    @staticmethod
+    def _ua_manager(handler) -> str:
+        ua = handler.headers.get("User-Agent") or "unknown"
+        return ua.split("/")[0] or "unknown"
+
+    def delete_collection(self, res: Resource, ns: str | None, query: dict, dry_run: bool):
+        listing = self.store.list(res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""))
+        self.store.check_allowed("deletecollection", res, ns)
+        for item in listing["items"]:
+            m = item["metadata"]
+            try:
+                self.store.delete(res, m.get("namespace"), m["name"], dry_run=dry_run)
+            except ApiError:
+                pass
+        return 200, listing
+
+    def scale(self, method, res, ns, name, body, ctype, dry_run, manager):
+        obj = self.store.get(res, ns, name)
+        if method in ("PUT", "PATCH"):
+            req = parse_json_or_yaml(body, ctype) or {}
+            replicas = (req.get("spec") or {}).get("replicas")
+            if replicas is not None:
+                self.store.patch(res, ns, name, {"spec": {"replicas": replicas}}, "application/merge-patch+json",
+                                 dry_run=dry_run, manager=manager)
+                obj = self.store.get(res, ns, name)
+        return 200, {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                     "metadata": {k: obj["metadata"].get(k) for k in ("name", "namespace", "uid", "resourceVersion")},
+                     "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
+                     "status": {"replicas": (obj.get("status") or {}).get("replicas", 0)}}
+
+    def watch(self, handler, res: Resource, ns: str | None, query: dict):
+        """Minimal watch: the current objects as ADDED events, then changes until timeoutSeconds."""
+        self.store.check_allowed("watch", res, ns)
+        timeout = min(float(query.get("timeoutSeconds") or 30), 60)
+        ls, fs = query.get("labelSelector", ""), query.get("fieldSelector", "")
+
+        def gen():
+            seen: dict[str, str] = {}
+            deadline = time.time() + timeout
+            first = True
+            while time.time() < deadline:
+                items = self.store.list(res, ns, ls, fs)["items"]
+                cur = {i["metadata"]["uid"]: i for i in items}
+                for uid, obj in cur.items():
+                    rv = obj["metadata"].get("resourceVersion")
+                    if seen.get(uid) != rv:
+                        typ = "ADDED" if uid not in seen else "MODIFIED"
+                        seen[uid] = rv
+                        yield json.dumps({"type": typ, "object": obj}).encode() + b"\n"
+                for uid in [u for u in seen if u not in cur]:
+                    del seen[uid]
+                first = False
+                time.sleep(0.2)
+            _ = first
+
+        handler.stream_chunks(gen(), "application/json")
+        return None
+
+    # ---------------------------------------------------------------- SSAR
+    def self_subject_access_review(self, body: dict) -> dict:
+        spec = body.get("spec") or {}
+        ra = spec.get("resourceAttributes") or {}
+        allowed = self.store.is_allowed(ra.get("verb", "get"), ra.get("group", ""), ra.get("resource", ""),
+                                        ra.get("namespace"))
+        status: dict[str, Any] = {"allowed": allowed}
+        if allowed:
+            status["reason"] = "kubesim: allowed (no RBAC simulated)"
+        else:
+            status["denied"] = False
+            status["reason"] = "kubesim: permission removed by an injected fault"
+        return {"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                "metadata": {"creationTimestamp": None}, "spec": spec, "status": status}
+
+    # ---------------------------------------------------------------- pod logs
+    def pod_log(self, handler, ns: str, name: str, query: dict):
+        res = self.store.resource("", "v1", "pods")
+        self.store.check_allowed("get", res, ns, name)
+        pod = self.store.get(res, ns, name)
+        containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+        container = query.get("container")
+        if not container:
+            if len(containers) > 1:
+                raise ApiError(400, "BadRequest",
+                               f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]")
+            container = containers[0] if containers else ""
+        elif container not in containers:
+            raise ApiError(400, "BadRequest", f"container {container} is not valid for pod {name}")
+        text = self.cluster.controllers.read_log(ns, name, container, previous=query.get("previous") == "true")
+        if text is None:
+            phase = (pod.get("status") or {}).get("phase", "Pending")
+            raise ApiError(400, "BadRequest",
+                           f'container "{container}" in pod "{name}" is waiting to start: '
+                           f'{"ContainerCreating" if phase == "Pending" else "PodInitializing"}')
+        tail = query.get("tailLines")
+        if tail is not None:
+            lines = text.splitlines(keepends=True)
+            n = int(tail)
+            text = "".join(lines[-n:]) if n > 0 else ""
+        limit = query.get("limitBytes")
+        data = text.encode("utf-8", "replace")
+        if limit:
+            data = data[: int(limit)]
+        if query.get("follow") == "true":
+            handler.stream_chunks(self.cluster.controllers.follow_log(ns, name, container, len(text)), "text/plain")
+            return None
+        handler._send(200, data, "text/plain")
+        return None
+
+    # ---------------------------------------------------------------- service proxy
+    def service_proxy(self, handler, method, ns, name_port, tail, qs, body):
+        name = name_port
+        if name.count(":") == 2:  # scheme:name:port
+            _, name, _port = name.split(":")
+        elif ":" in name:
+            name, _port = name.split(":", 1)
+        res = self.store.resource("", "v1", "services")
+        self.store.check_allowed("get", res, ns, name)
+        svc = self.store.raw_get("/services", ns, name)
+        if svc is None:
+            raise st.not_found(res, name)
+        port = self.cluster.controllers.frontend_port_for_service(ns, name)
+        if port is None:
+            raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
+        handler.proxy_to(port, method, tail, qs, body)
+        return None
+
+
+_CRD_CACHE: dict[str, dict] = {}
+
+
+def _load_crd_cached(path: str) -> dict:
+    """CRD files are large (the real DGD one is 1.6 MB): parse once per process, copy the top."""
+    if path not in _CRD_CACHE:
+        _CRD_CACHE[path] = load_crd(path)
+    src = _CRD_CACHE[path]
+    return {**src, "metadata": dict(src.get("metadata") or {})}
+
+
+def ensure_dir(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
