@@ -118,11 +118,10 @@ def installed_snapshot(hf_home: Path, repo_id: str) -> Path | None:
 def write_hf_cache_tokenizer(hf_home: Path, repo_id: str) -> Path:
     """Write the tokenizer for ``repo_id`` into the HF cache under ``hf_home``; return the snapshot dir.
 
-    Idempotent: an existing complete snapshot is left alone and returned.
+    Idempotent: when ``refs/main`` already points at a complete snapshot of the same content (the
+    revision is a hash of the files), nothing is written; an older revision is replaced.
+    Building takes well under a second.
     """
-    existing = installed_snapshot(Path(hf_home), repo_id)
-    if existing is not None:
-        return existing
     files = {
         "tokenizer.json": build_tokenizer_json(),
         "tokenizer_config.json": json.dumps(_tokenizer_config(repo_id), indent=2, sort_keys=True) + "\n",
@@ -132,6 +131,9 @@ def write_hf_cache_tokenizer(hf_home: Path, repo_id: str) -> Path:
     for name in _FILES:
         digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
     revision = digest.hexdigest()
+    existing = installed_snapshot(Path(hf_home), repo_id)
+    if existing is not None and existing.name == revision:
+        return existing
     repo_dir = repo_cache_dir(Path(hf_home), repo_id)
     snapshot = repo_dir / "snapshots" / revision
     for name, text in files.items():

@@ -46,3 +46,15 @@ def test_transformers_loads_it_offline_and_counts_frontend_words(tmp_path):
                          check=False, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["50", "Hello, world! 123"]
+
+
+def test_stale_revision_is_replaced(tmp_path):
+    repo_dir = repo_cache_dir(tmp_path, REPO_ID)
+    old = repo_dir / "snapshots" / ("0" * 40)
+    old.mkdir(parents=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "config.json"):
+        (old / name).write_text("{}")
+    (repo_dir / "refs").mkdir()
+    (repo_dir / "refs" / "main").write_text("0" * 40)
+    snap = write_hf_cache_tokenizer(tmp_path, REPO_ID)
+    assert snap != old and (repo_dir / "refs" / "main").read_text() == snap.name
