@@ -1,0 +1,35 @@
+"""Action plugin: resolve the user's choices into a plan on the controller (no cluster needed)."""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import deploy_manifests
+
+ARGUMENT_SPEC = {
+    "request": {"type": "dict", "required": True},
+    "namespace": {"type": "str", "default": "dynamo"},
+    "storage_class": {"type": "str"},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        result["changed"] = False
+        try:
+            plan = build_plan(args["request"])
+        except PlanError as exc:
+            result.update(failed=True, msg=f"Plan refused: {exc}", rule=exc.rule, valid=exc.valid)
+            return result
+        result["plan"] = plan
+        result["report"] = plan_report(plan)
+        result["manifests"] = deploy_manifests(plan, args["namespace"], args.get("storage_class"))
+        return result

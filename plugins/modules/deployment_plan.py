@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# The work happens in the action plugin of the same name (on the controller); this file is its
+# documentation.
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: deployment_plan
+short_description: Resolve a Muse Spark deployment request into a complete plan
+version_added: "0.1.0"
+description:
+  - Resolves the user's choices (SKU, mode, framework, model and overrides) against the catalog
+    shipped in the collection, applies the rules of the deployment matrix of the two source
+    recipes, and returns the plan - workers with complete engine argument lists and environment,
+    the Dynamo frontend, GPUs, a capacity estimate, warnings and the expected performance - plus
+    every Kubernetes object a deploy would apply.
+  - Runs on the controller and never contacts a cluster.
+  - A request that cannot be served fails before anything else with the broken rule and the valid
+    alternatives.
+options:
+  request:
+    description:
+      - The user's choices. C(sku) and C(mode) are required; every other key defaults from the target.
+      - "Keys: C(sku), C(mode) (agg, disagg, kv-router), C(framework) (sglang, vllm), C(model),
+        C(checkpoint) (nvfp4, mxfp4, mxfp4-from-bf16, bf16), C(checkpoint_repo), C(draft_repo),
+        C(parallelism) (auto, tp, tp-ep), C(speculative) (dspark, dspark-adaptive, none),
+        C(concurrency), C(request_count), C(context_length), C(max_num_seqs), C(tensor_parallel_size),
+        C(kv_cache_dtype) (auto, fp8), C(rdma_provider) (none, infiniband, roce, efa, gke-roce, mnnvl),
+        C(rdma_net_devices), C(vllm_frontend) (rust, python), C(attention_backend), C(modalities),
+        C(frontend_decoding), C(flavour), C(image)."
+      - Empty strings and null mean the target's default, so AWX surveys can leave fields blank.
+    type: dict
+    required: true
+  namespace:
+    description: Namespace written into the returned manifests.
+    type: str
+    default: dynamo
+  storage_class:
+    description: ReadWriteMany StorageClass written into the model cache PVC of the returned manifests.
+    type: str
+author:
+  - inferops team
+notes:
+  - The capacity figures are estimates; their assumptions are returned with them.
+"""
+
+EXAMPLES = r"""
+- name: Plan GB300 aggregated SGLang (the framework defaults to sglang)
+  inferops.dynamo.deployment_plan:
+    request:
+      sku: gb300
+      mode: agg
+  register: plan
+
+- name: Plan the 1M-context MI355X configuration
+  inferops.dynamo.deployment_plan:
+    request:
+      sku: mi355x
+      mode: agg
+      framework: vllm
+      checkpoint_repo: my-org/Muse-Spark-Open-816B-A42B-MXFP4
+      flavour: long-context
+"""
+
+RETURN = r"""
+plan:
+  description: The plan as data (target, workers with command/args/env, capacity, expected performance, labels).
+  returned: success
+  type: dict
+report:
+  description: The plan as readable lines.
+  returned: success
+  type: list
+  elements: str
+manifests:
+  description: Every Kubernetes object the deploy would apply, in order (the Secret without its value).
+  returned: success
+  type: list
+  elements: dict
+rule:
+  description: Identifier of the rule a refused request broke.
+  returned: failure
+  type: str
+  sample: amd-no-disagg
+valid:
+  description: The values or alternatives that would be accepted.
+  returned: failure
+  type: list
+  elements: str
+"""
