@@ -126,7 +126,8 @@ def dynamo_vllm_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
     if r.mode == "disagg":
         args += ["--disaggregation-mode", role,
                  "--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": "kv_both"})]
-    env = _cache_env() + [
+    env = [
+        *_cache_env(),
         ("VLLM_USE_V2_MODEL_RUNNER", "1"),
         # Dynamo's own frontend serves HTTP; vLLM's Rust frontend is not used under Dynamo.
         ("VLLM_USE_RUST_FRONTEND", "0"),
@@ -179,7 +180,7 @@ def standalone_vllm(r) -> tuple[list[str], list[str], list[dict]]:
     args += ["--max-model-len", str(r.context_length), "--gpu-memory-utilization", MEM_FRACTION]
     if r.max_num_seqs:
         args += ["--max-num-seqs", str(r.max_num_seqs)]
-    env = _cache_env() + [("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S)]
+    env = [*_cache_env(), ("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S)]
     if r.sku["vendor"] == "amd":
         args += [
             "--no-enable-prefix-caching",

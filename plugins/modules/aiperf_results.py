@@ -189,6 +189,7 @@ warnings_list:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402 (Ansible puts imports after the docs)
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import (  # noqa: E402
     AIPerfResultsError,
     evaluate,

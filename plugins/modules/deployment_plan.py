@@ -1,4 +1,3 @@
-# -*- coding: utf-8 -*-
 # The work happens in the action plugin of the same name (on the controller); this file is its
 # documentation.
 from __future__ import annotations

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from ansible.module_utils.testing import patch_module_args
+
 from ansible_collections.inferops.dynamo.plugins.modules import aiperf_results
 
 REPO = Path(__file__).resolve().parents[3]

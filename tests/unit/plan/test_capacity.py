@@ -1,10 +1,11 @@
 """Capacity plan: weights per GPU against HBM, KV budget, concurrent sequences."""
 
 import pytest
-from plan_requests import BF16_REPO, TARGET_REQUESTS
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
+
+from plan_requests import BF16_REPO, TARGET_REQUESTS
 
 
 def test_bf16_on_four_gb200_gpus_is_refused_with_the_numbers():

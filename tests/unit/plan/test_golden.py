@@ -9,10 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
-from plan_requests import ALL_REQUESTS, TARGET_REQUESTS
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.catalog import load_catalog
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+
+from plan_requests import ALL_REQUESTS, TARGET_REQUESTS
 
 GOLDEN = Path(__file__).parent / "golden"
 

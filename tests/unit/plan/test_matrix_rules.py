@@ -3,10 +3,11 @@
 import json
 
 import pytest
-from plan_requests import BF16_REPO, DRAFT_REPO, MXFP4_REPO, TARGET_REQUESTS
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
+
+from plan_requests import BF16_REPO, DRAFT_REPO, MXFP4_REPO, TARGET_REQUESTS
 
 MI355X = TARGET_REQUESTS["vllm-agg-mi355x"]
 B200 = TARGET_REQUESTS["vllm-agg-b200"]

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import kubernetes_validate
 import pytest
-from plan_requests import ALL_REQUESTS
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import render
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
 from kubesim.openapi import load_crd, prune_and_default, validate_custom_object
+
+from plan_requests import ALL_REQUESTS
 
 REPO = Path(__file__).resolve().parents[3]
 CRD_DIR = Path(os.environ.get("DYNAMO_CRD_DIR") or REPO.parent / "shared" / "crds")

@@ -1,4 +1,5 @@
 import pytest
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import AIPerfResultsError, compare
 
 MEASURED = {"output_tokens_per_s": 950.0, "ttft_p50_ms": 230.0, "failed_ratio": 0.0, "requests_failing": 2.0,

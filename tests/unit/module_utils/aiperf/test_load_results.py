@@ -1,4 +1,5 @@
 import pytest
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import (
     MARKERS,
     AIPerfResultsError,

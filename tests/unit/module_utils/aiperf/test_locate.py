@@ -1,6 +1,7 @@
 import shutil
 
 import pytest
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import AIPerfResultsError, locate
 
 

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import normalise, summary_metrics
 
 
