@@ -424,6 +424,12 @@ class Store:
             if res.kind == "Namespace":
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
                 obj["status"] = {"phase": "Active"}
+            elif res.kind == "PersistentVolumeClaim" and not res.group:
+                obj["status"] = {"phase": "Pending"}  # as the real PrepareForCreate does
+            elif res.kind == "Pod" and not res.group:
+                obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+            elif res.kind == "Service" and not res.group:
+                obj["status"] = {"loadBalancer": {}}
             if manager:
                 paths = patch.field_paths(obj, skip_status=res.has_status)
                 meta["managedFields"] = [self._mf_entry(manager, operation, res, paths)]
