@@ -1,0 +1,219 @@
+"""Each injectable fault, and what a client sees."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import cond, dgd_body, http, pvc_body, wait_for
+from kubernetes.client import CoreV1Api
+from kubernetes.dynamic.exceptions import ApiException
+
+pytestmark = pytest.mark.cluster
+REPO = Path(__file__).resolve().parents[2]
+
+
+def res(dyn, api_version, kind):
+    return dyn.resources.get(api_version=api_version, kind=kind)
+
+
+def job_body(name, script, image="python:3.12-slim", **spec):
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"backoffLimit": 0, **spec, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "main", "image": image, "command": ["/bin/sh", "-c", script]}]}}}}
+
+
+def ready_dgd(dyn, ns, name, **kw):
+    res(dyn, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
+    dgds = res(dyn, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    dgds.create(namespace=ns, body=dgd_body(name, **kw))
+    wait_for(lambda: (c := cond(dgds.get(namespace=ns, name=name), "Ready")) and c["status"] == "True",
+             timeout=20, what=f"{name} Ready")
+    return dgds
+
+
+def test_api_down_is_connection_refused(kubesim_faults, k8s_dynamic):
+    c = kubesim_faults
+    c.fault("api-down")
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", c.port), timeout=2).close()
+    with pytest.raises(Exception) as e:  # the kubernetes client sees a connection error, not an HTTP status
+        res(k8s_dynamic, "v1", "Namespace").get(name="default")
+    assert not isinstance(e.value, ApiException)
+    c.fault("clear-api-down")
+    wait_for(lambda: http(c, "GET", "/version")[0] == 200, what="API back up")
+    assert res(k8s_dynamic, "v1", "Namespace").get(name="default").metadata.name == "default"
+
+
+def test_job_failure_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("job-fail", pattern="bench-*")
+    jobs = res(k8s_dynamic, "batch/v1", "Job")
+    jobs.create(namespace=ns, body=job_body("bench-c16", "echo fine"))
+    f = wait_for(lambda: cond(jobs.get(namespace=ns, name="bench-c16"), "Failed"), timeout=15, what="Failed")
+    assert f["reason"] == "BackoffLimitExceeded"
+    core = CoreV1Api(k8s_client)
+    pod = core.list_namespaced_pod(ns, label_selector="job-name=bench-c16").items[0]
+    assert pod.status.container_statuses[0].state.terminated.exit_code == 1
+    assert "injected failure" in core.read_namespaced_pod_log(pod.metadata.name, ns)
+
+
+def test_never_ready_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("never-ready", pattern="stuck")
+    res(k8s_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    dgds.create(namespace=ns, body=dgd_body("stuck"))
+    c = wait_for(lambda: (r := cond(dgds.get(namespace=ns, name="stuck"), "Ready")) and
+                 r["reason"] == "WorkersNotReady" and r, timeout=10, what="WorkersNotReady")
+    assert c["status"] == "False"
+    core = CoreV1Api(k8s_client)
+    w = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
+    assert w.status.phase == "Running" and not w.status.container_statuses[0].ready
+    kubesim_faults.fault("clear")
+    wait_for(lambda: cond(dgds.get(namespace=ns, name="stuck"), "Ready")["status"] == "True", timeout=10, what="Ready")
+
+
+def test_slow_download_fault(kubesim_faults, k8s_dynamic, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("slow-download", seconds=4)
+    res(k8s_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
+    jobs = res(k8s_dynamic, "batch/v1", "Job")
+    jobs.create(namespace=ns, body=job_body("model-download", "hf download org/m"))
+    import time
+
+    t0 = time.time()
+    wait_for(lambda: cond(jobs.get(namespace=ns, name="model-download"), "Complete"), timeout=15, what="Complete")
+    assert time.time() - t0 >= 3.0
+
+
+def test_frontend_errors_and_speed_and_job_to_service(kubesim_faults, kubesim_cluster, k8s_dynamic, k8s_client,
+                                                      k8s_namespace):
+    ns = k8s_namespace
+    ready_dgd(k8s_dynamic, ns, "fe", annotations={"inferops.dynamo/expected-ttft-p50-ms": "10"})
+    # a Job reaches the frontend through its Service DNS name (rewritten to loopback)
+    jobs = res(k8s_dynamic, "batch/v1", "Job")
+    script = ("python -c \"import urllib.request,sys; "
+              "print(urllib.request.urlopen('http://' + sys.argv[1] + '/v1/models').read().decode())\" $ENDPOINT; "
+              "curl -s -o /dev/null -w '%{http_code}\\n' http://fe-frontend." + ns + ".svc.cluster.local:8000/health "
+              "|| true")
+    body = job_body("probe", script)
+    body["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "ENDPOINT", "value": "fe-frontend:8000"}]
+    jobs.create(namespace=ns, body=body)
+    wait_for(lambda: cond(jobs.get(namespace=ns, name="probe"), "Complete"), timeout=20, what="probe Complete")
+    core = CoreV1Api(k8s_client)
+    pod = core.list_namespaced_pod(ns, label_selector="job-name=probe").items[0]
+    assert "meta-models/muse-spark" in core.read_namespaced_pod_log(pod.metadata.name, ns)
+    # error rate 1.0 with status 503
+    kubesim_faults.fault("frontend-errors", rate=1.0, status=503)
+    path = f"/api/v1/namespaces/{ns}/services/fe-frontend:8000/proxy/v1/chat/completions"
+    req = {"model": "meta-models/muse-spark", "max_tokens": 2, "messages": [{"role": "user", "content": "x"}]}
+    code, _ = http(kubesim_cluster, "POST", path, req)
+    assert code == 503
+    kubesim_faults.fault("clear-frontend-errors")
+    assert http(kubesim_cluster, "POST", path, req)[0] == 200
+    # speed factor: slower than expected
+    import time
+
+    t0 = time.time()
+    http(kubesim_cluster, "POST", path, {**req, "max_tokens": 4})
+    fast = time.time() - t0
+    kubesim_faults.fault("frontend-speed", factor=0.1)
+    t0 = time.time()
+    http(kubesim_cluster, "POST", path, {**req, "max_tokens": 4})
+    slow = time.time() - t0
+    assert slow > fast * 3, (fast, slow)
+
+
+def test_image_pull_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("image-pull", pattern="*sglang-runtime:9.9*")
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    body = dgd_body("pull", pvc=None)
+    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "nvcr.io/x/sglang-runtime:9.9"
+    dgds.create(namespace=ns, body=body)
+    core = CoreV1Api(k8s_client)
+
+    def waiting():
+        pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
+        cs = pods and pods[0].status.container_statuses
+        return cs and cs[0].state.waiting and cs[0].state.waiting.reason
+    assert wait_for(waiting, what="waiting") in ("ErrImagePull", "ImagePullBackOff")
+    wait_for(lambda: waiting() == "ImagePullBackOff", timeout=10, what="ImagePullBackOff")
+    evs = [e.message for e in core.list_namespaced_event(ns).items if e.reason == "Failed"]
+    assert any(m.startswith('Failed to pull image "nvcr.io/x/sglang-runtime:9.9"') and "not found" in m for m in evs)
+    c = cond(dgds.get(namespace=ns, name="pull"), "Ready")
+    assert c["status"] == "False" and c["reason"] in ("ErrImagePull", "ImagePullBackOff")
+
+
+def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("crashloop", pattern="crashy")
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    dgds.create(namespace=ns, body=dgd_body("crashy", pvc=None))
+    core = CoreV1Api(k8s_client)
+
+    def restarts():
+        pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
+        cs = pods and pods[0].status.container_statuses
+        return cs and cs[0].state.waiting and cs[0].state.waiting.reason == "CrashLoopBackOff" and cs[0].restart_count
+    first = wait_for(restarts, what="CrashLoopBackOff")
+    wait_for(lambda: (restarts() or 0) > first, timeout=10, what="restartCount increasing")
+    pod = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
+    tail = core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=5)
+    assert "Traceback" in tail or "RuntimeError" in tail
+    c = cond(dgds.get(namespace=ns, name="crashy"), "Ready")
+    assert c["reason"] == "CrashLoopBackOff" and dgds.get(namespace=ns, name="crashy").status.state == "failed"
+
+
+def test_unschedulable_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("unschedulable", pattern="lonely-*")
+    jobs = res(k8s_dynamic, "batch/v1", "Job")
+    jobs.create(namespace=ns, body=job_body("lonely-job", "echo hi"))
+    core = CoreV1Api(k8s_client)
+
+    def sched():
+        pods = core.list_namespaced_pod(ns, label_selector="job-name=lonely-job").items
+        c = pods and next((x for x in pods[0].status.conditions or [] if x.type == "PodScheduled"), None)
+        return c and c.status == "False" and c
+    c = wait_for(sched, what="Unschedulable")
+    assert c.reason == "Unschedulable" and "0/7 nodes are available" in c.message
+    assert any(e.reason == "FailedScheduling" for e in core.list_namespaced_event(ns).items)
+
+
+def test_forbidden_fault(kubesim_faults, k8s_dynamic, k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("forbid", resource="jobs.batch", namespace=ns)
+    ssar = res(k8s_dynamic, "authorization.k8s.io/v1", "SelfSubjectAccessReview")
+    out = ssar.create(body={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                            "spec": {"resourceAttributes": {"verb": "create", "group": "batch", "resource": "jobs",
+                                                            "namespace": ns}}})
+    assert out.status.allowed is False
+    other = ssar.create(body={"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                              "spec": {"resourceAttributes": {"verb": "create", "group": "", "resource": "configmaps",
+                                                              "namespace": ns}}})
+    assert other.status.allowed is True
+    with pytest.raises(ApiException) as e:
+        res(k8s_dynamic, "batch/v1", "Job").create(namespace=ns, body=job_body("j", "true"))
+    st = json.loads(e.value.body)
+    assert e.value.status == 403 and st["reason"] == "Forbidden"
+    assert st["message"] == (f'jobs.batch is forbidden: User "kubesim-user" cannot create resource "jobs" '
+                             f'in API group "batch" in the namespace "{ns}"')
+
+
+def test_fault_cli(kubesim_faults, kubesim_cluster):
+    state = str(Path(kubesim_cluster.kubeconfig).parent)
+    run = [sys.executable, "-m", "kubesim"]
+    out = subprocess.run([*run, "fault", "0", "frontend-errors", "0.5", "502", "--state-dir", state],
+                         capture_output=True, text=True, cwd=REPO, check=True)
+    assert json.loads(out.stdout)["faults"]["frontend-errors"] == {"rate": 0.5, "status": 502}
+    st = subprocess.run([*run, "status", "--state-dir", state], capture_output=True, text=True, cwd=REPO, check=True)
+    assert "faults=frontend-errors" in st.stdout
+    out = subprocess.run([*run, "fault", "0", "clear", "--state-dir", state], capture_output=True, text=True,
+                         cwd=REPO, check=True)
+    assert json.loads(out.stdout)["faults"] == {}
