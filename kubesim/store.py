@@ -421,7 +421,9 @@ class Store:
                 meta["generation"] = 1
             else:
                 meta.pop("generation", None)
+            paths = patch.field_paths(obj, skip_status=res.has_status) if manager else set()
             if res.kind == "Namespace":
+                meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
                 obj["status"] = {"phase": "Active"}
             elif res.kind == "PersistentVolumeClaim" and not res.group:
@@ -431,7 +433,6 @@ class Store:
             elif res.kind == "Service" and not res.group:
                 obj["status"] = {"loadBalancer": {}}
             if manager:
-                paths = patch.field_paths(obj, skip_status=res.has_status)
                 meta["managedFields"] = [self._mf_entry(manager, operation, res, paths)]
             if dry_run:
                 meta["resourceVersion"] = str(self.rv + 1)
