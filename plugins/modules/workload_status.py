@@ -1,0 +1,348 @@
+#!/usr/bin/python
+# Copyright: contributors to inferops.dynamo
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: workload_status
+short_description: Tell whether a DynamoGraphDeployment, Deployment, StatefulSet or Job is ready, still progressing, or stuck for good
+version_added: "0.1.0"
+description:
+  - Reads a workload, its pods, the namespace events and (when useful) pod logs, and reports whether it is
+    ready, whether something is wrong that will not heal by waiting (RV(fatal_reasons)), a one-line RV(progress)
+    and a RV(diagnosis) (conditions, pods, the last events and log tails).
+  - Fatal, with the pod, container and image or message named, are an image that cannot be pulled
+    (C(ImagePullBackOff), C(ErrImagePull), C(InvalidImageName)), a container that restarted more than
+    O(restart_budget) times (with its last exit code and termination message), a pod unschedulable for longer than
+    O(unschedulable_grace_seconds), a Job C(Failed) condition and a Deployment C(ProgressDeadlineExceeded).
+  - With O(wait_seconds) the module polls every O(poll_interval) seconds and returns as soon as the workload is
+    ready or a fatal reason appears. To show progress while waiting longer, loop the task with C(until:) and
+    enable the C(inferops.dynamo.progress) callback.
+  - The module never fails because of the workload's state; the calling play decides (for example
+    C(failed_when) on RV(fatal)). It fails only when the API cannot be used, naming the kubeconfig, context and host
+    it tried.
+  - Only known API paths are requested (no discovery). The inspection logic lives in the
+    C(inferops.dynamo.workload_inspect) module_utils (pure functions) and the client in C(inferops.dynamo.k8s_client).
+author:
+  - inferops.dynamo contributors
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  kind:
+    description:
+      - Kind of the workload.
+    type: str
+    required: true
+    choices: [DynamoGraphDeployment, Deployment, StatefulSet, Job]
+  api_version:
+    description:
+      - API version of the workload. Defaults to C(nvidia.com/v1beta1) for a DynamoGraphDeployment, C(apps/v1)
+        for Deployment and StatefulSet, and C(batch/v1) for a Job.
+    type: str
+  name:
+    description:
+      - Name of the workload.
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace of the workload.
+    type: str
+    default: default
+  wait_seconds:
+    description:
+      - Poll for up to this many seconds, returning early when the workload is ready or a fatal reason appears.
+      - C(0) (default) looks once.
+    type: int
+    default: 0
+  poll_interval:
+    description:
+      - Seconds between two looks while waiting.
+    type: float
+    default: 2
+  restart_budget:
+    description:
+      - A container restarted more times than this is reported as crash-looping (fatal).
+    type: int
+    default: 3
+  unschedulable_grace_seconds:
+    description:
+      - A pod unschedulable (C(PodScheduled=False), reason C(Unschedulable)) for longer than this is fatal. A pod that
+        is briefly Pending while the cluster autoscaler or scheduler catches up is not.
+    type: int
+    default: 60
+  log_lines:
+    description:
+      - Number of log lines per pod/container in RV(diagnosis.log_tail).
+    type: int
+    default: 40
+  pod_selector:
+    description:
+      - Label selector of the workload's pods.
+      - 'Default: C(nvidia.com/dynamo-graph-deployment-name=<name>) for a DynamoGraphDeployment, the
+        C(spec.selector.matchLabels) of a Deployment or StatefulSet, and for a Job its C(spec.selector.matchLabels) or
+        C(job-name=<name>).'
+    type: str
+notes:
+  - Supports check mode; nothing is ever changed (C(changed) is always false).
+  - The result key C(failed) is reserved by Ansible (it would fail the task), so a failed Job is reported as
+    RV(job_failed) and in RV(fatal_reasons).
+  - Requests made per look (GETs) are the workload, the pods by label selector and the namespace events, plus pod
+    log tails for a running Job (progress) and, once, for the diagnosis.
+requirements:
+  - kubernetes >= 24.2.0 (Python client)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+seealso:
+  - module: inferops.dynamo.service_request
+  - module: kubernetes.core.k8s_info
+"""
+
+EXAMPLES = r"""
+- name: Wait up to 10 minutes for the DGD, showing progress (enable the inferops.dynamo.progress callback)
+  inferops.dynamo.workload_status:
+    kind: DynamoGraphDeployment
+    name: muse-spark-sglang-aggregate-gb300
+    namespace: dynamo
+    wait_seconds: 20
+  register: dgd
+  until: dgd.ready or dgd.fatal
+  retries: 30
+  delay: 0
+
+- name: Stop with the reasons when the rollout cannot succeed
+  ansible.builtin.fail:
+    msg: "{{ dgd.fatal_reasons + ['events:'] + (dgd.diagnosis.events | map(attribute='message') | list) }}"
+  when: dgd.fatal or not dgd.ready
+
+- name: Wait for the model download Job (its progress line is the last percentage in its log)
+  inferops.dynamo.workload_status:
+    kind: Job
+    name: model-download
+    namespace: dynamo
+    wait_seconds: 30
+  register: download
+  until: download.complete or download.fatal
+  retries: 120
+  delay: 0
+  failed_when: download.fatal or not download.complete
+
+- name: One look at a Deployment on a rehearsal cluster
+  inferops.dynamo.workload_status:
+    kubeconfig: .kubesim/kubeconfig
+    context: kubesim-0
+    kind: Deployment
+    name: router
+    namespace: default
+    unschedulable_grace_seconds: 0
+  register: router
+"""
+
+RETURN = r"""
+exists:
+  description: Whether the workload exists.
+  returned: success
+  type: bool
+ready:
+  description:
+    - DynamoGraphDeployment - the C(Ready) condition is C(True) for the current generation (or C(state=successful)).
+    - Deployment/StatefulSet - the current generation is rolled out and all replicas are available/ready.
+    - Job - complete.
+  returned: success
+  type: bool
+complete:
+  description: For a Job, whether it completed; always false for other kinds.
+  returned: success
+  type: bool
+job_failed:
+  description: For a Job, whether it has a C(Failed) condition; always false for other kinds.
+  returned: success
+  type: bool
+fatal:
+  description: Whether RV(fatal_reasons) is not empty.
+  returned: success
+  type: bool
+fatal_reasons:
+  description: Reasons that will not heal by waiting, each naming the pod/container and the image or message.
+  returned: success
+  type: list
+  elements: str
+  sample:
+    - >-
+      pod demo-worker-x1 container main: image nvcr.io/nvidia/ai-dynamo/sglang-runtime:bad cannot be pulled
+      (ImagePullBackOff): Back-off pulling image "nvcr.io/nvidia/ai-dynamo/sglang-runtime:bad"
+progress:
+  description: One human line; for a running Job the last progress-looking line of its pod log.
+  returned: success
+  type: str
+  sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
+pod_selector:
+  description: The label selector used for the pods.
+  returned: success
+  type: str
+pods:
+  description: Number of pods found by the selector.
+  returned: success
+  type: int
+diagnosis:
+  description: What to look at when the workload is not ready.
+  returned: success
+  type: dict
+  contains:
+    conditions:
+      description: The workload's C(status.conditions) (type, status, reason, message, lastTransitionTime).
+      type: list
+      elements: dict
+    state:
+      description: The DynamoGraphDeployment C(status.state); null for other kinds.
+      type: str
+    pods:
+      description:
+        - Per pod - name, phase, ready, state (for example C(Pending (Unschedulable))), node, restarts,
+          component_type (DGD), unschedulable (reason, message, since) and containers (name, image, ready,
+          restarts, waiting, terminated, last_terminated).
+      type: list
+      elements: dict
+    events:
+      description: The last 15 events about the workload and its pods, oldest first (type, reason, message, object, count, time).
+      type: list
+      elements: dict
+    log_tail:
+      description:
+        - The last O(log_lines) lines of the most telling logs (crash-looping containers' previous instance,
+          failed or unready pods, a Job's newest pod) as pod, container, previous, lines (and error when the log
+          could not be read).
+      type: list
+      elements: dict
+elapsed:
+  description: Seconds spent, including polling.
+  returned: always
+  type: float
+looks:
+  description: Number of looks taken.
+  returned: success
+  type: int
+"""
+
+import time  # noqa: E402 (Ansible puts imports after the docs)
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils import workload_inspect as wi  # noqa: E402
+
+
+def observe(api, p: dict, api_version: str, plural: str) -> dict:
+    """One look: the workload, its pods, the namespace events and, for a running Job, its newest pod's log."""
+    obj = kc.get_object(api, api_version, plural, p["namespace"], p["name"])
+    selector = p["pod_selector"] or wi.default_pod_selector(p["kind"], p["name"], obj)
+    pods = kc.list_objects(api, "v1", "pods", p["namespace"], selector) if obj is not None else []
+    events = kc.list_objects(api, "v1", "events", p["namespace"]) if obj is not None else []
+    job_log = None
+    if obj is not None and p["kind"] == "Job" and wi.job_state(obj) == "running":
+        running = sorted((x for x in pods if wi.status_of(x).get("phase") == "Running"),
+                         key=lambda x: wi.meta(x).get("creationTimestamp") or "")
+        if running:
+            pod = running[-1]
+            container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+            try:
+                job_log = kc.read_pod_log(api, p["namespace"], wi.meta(pod)["name"], container, tail_lines=50)
+            except kc.K8sApiError:
+                job_log = None
+    return {"obj": obj, "selector": selector, "pods": pods, "events": events, "job_log": job_log}
+
+
+def verdict(p: dict, look: dict) -> dict:
+    kind, obj, pods = p["kind"], look["obj"], look["pods"]
+    reasons = wi.fatal_reasons(kind, obj, pods, look["events"], restart_budget=p["restart_budget"],
+                               unschedulable_grace_seconds=p["unschedulable_grace_seconds"]) if obj else []
+    return {
+        "exists": obj is not None,
+        "ready": wi.readiness(kind, obj, pods),
+        "complete": kind == "Job" and wi.job_state(obj) == "complete",
+        "job_failed": kind == "Job" and obj is not None and wi.job_state(obj) == "failed",
+        "fatal": bool(reasons),
+        "fatal_reasons": reasons,
+        "progress": wi.progress_line(kind, obj, pods, look["job_log"], name=p["name"]),
+        "pod_selector": look["selector"],
+        "pods": len(pods),
+    }
+
+
+def collect_logs(api, p: dict, look: dict) -> list[dict]:
+    """Log tails for the diagnosis; a container without a previous instance falls back to its current log."""
+    logs = []
+    if look["obj"] is None or p["log_lines"] <= 0:
+        return logs
+    for target in wi.log_targets(p["kind"], look["obj"], look["pods"], restart_budget=p["restart_budget"]):
+        entry = dict(target)
+        attempts = [True, False] if target["previous"] else [False]
+        for previous in attempts:
+            entry["previous"] = previous
+            try:
+                entry["text"] = kc.read_pod_log(api, p["namespace"], target["pod"], target["container"],
+                                                tail_lines=p["log_lines"], previous=previous)
+                entry.pop("error", None)
+                break
+            except kc.K8sApiError as exc:
+                entry["error"] = str(exc)
+        logs.append(entry)
+    return logs
+
+
+def run(module: AnsibleModule, api=None, clock=time.monotonic, sleep=time.sleep) -> dict:
+    p = module.params
+    default_version, plural, _label = wi.KINDS[p["kind"]]
+    api_version = p["api_version"] or default_version
+    start = clock()
+    api = api or kc.get_api(p)
+    looks = 0
+    while True:
+        look = observe(api, p, api_version, plural)
+        looks += 1
+        result = verdict(p, look)
+        remaining = p["wait_seconds"] - (clock() - start)
+        if result["ready"] or result["fatal"] or remaining <= 0:
+            break
+        sleep(max(0.0, min(p["poll_interval"], remaining)))
+    result["diagnosis"] = wi.diagnosis(p["kind"], look["obj"], look["pods"], look["events"],
+                                       collect_logs(api, p, look), p["log_lines"], name=p["name"])
+    result["looks"] = looks
+    result["elapsed"] = round(clock() - start, 2)
+    return result
+
+
+def main() -> None:
+    argument_spec = dict(
+        kc.AUTH_ARG_SPEC,
+        kind=dict(type="str", required=True, choices=list(wi.KINDS)),
+        api_version=dict(type="str"),
+        name=dict(type="str", required=True),
+        namespace=dict(type="str", default="default"),
+        wait_seconds=dict(type="int", default=0),
+        poll_interval=dict(type="float", default=2),
+        restart_budget=dict(type="int", default=wi.DEFAULT_RESTART_BUDGET),
+        unschedulable_grace_seconds=dict(type="int", default=wi.DEFAULT_UNSCHEDULABLE_GRACE),
+        log_lines=dict(type="int", default=wi.DEFAULT_LOG_LINES),
+        pod_selector=dict(type="str"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    kc.mask_inline_kubeconfig(module)
+    if module.params["poll_interval"] <= 0:
+        module.fail_json(msg="poll_interval must be greater than 0")
+    start = time.monotonic()
+    try:
+        result = run(module)
+    except kc.K8sError as exc:
+        module.fail_json(msg=str(exc), changed=False, elapsed=round(time.monotonic() - start, 2),
+                         status=getattr(exc, "status", None))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
