@@ -322,9 +322,10 @@ def progress_line(kind: str, obj: dict | None, pods: list[dict] | None, log_text
     summary = f"pods: {_pods_summary(pods)}"
     if kind == "DynamoGraphDeployment":
         ready, total = _dgd_components_ready(obj, pods)
-        state = "ready" if readiness(kind, obj, pods) else (st.get("state") or "pending")
         head = f"DGD {name}: {ready}/{total} components ready"
-        return f"{head} ({state}); {summary}" if state != "pending" else f"{head}; {summary}"
+        if st.get("state") and st["state"] != "pending":
+            head += f" (state {st['state']})"
+        return f"{head}; {summary}"
     if kind in ("Deployment", "StatefulSet"):
         want = _replicas(obj)
         ready = int(st.get("readyReplicas") or 0)
