@@ -413,7 +413,7 @@ def log_targets(kind: str, obj: dict | None, pods: list[dict] | None, *, restart
 
     def started(pod: dict, cs: dict) -> bool:
         state = cs.get("state") or {}
-        return bool(state.get("running") or state.get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        return bool("running" in state or "terminated" in state or "terminated" in (cs.get("lastState") or {})
                     or int(cs.get("restartCount") or 0))
 
     def add(pod: dict, all_containers: bool) -> None:
