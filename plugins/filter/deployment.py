@@ -8,6 +8,9 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import render
+from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity import (
+    node_capacity as _node_capacity,
+)
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report as _plan_report
 
 
@@ -31,28 +34,60 @@ def serving_objects(plan, namespace):
     return render.serving_objects(plan, _require_namespace(namespace, "serving_objects"))
 
 
-def model_cache_objects(plan, namespace, storage_class=None, size_gi=None):
-    plan = _require_plan(plan, "model_cache_objects")
-    ns = _require_namespace(namespace, "model_cache_objects")
+def namespace_object(plan, namespace):
+    plan = _require_plan(plan, "namespace_object")
+    return render.namespace(_require_namespace(namespace, "namespace_object"), render.cache_labels(plan))
+
+
+def hf_token_secret(plan, namespace, token):
+    plan = _require_plan(plan, "hf_token_secret")
+    if not token:
+        raise AnsibleFilterError("hf_token_secret: the token is empty; pass hf_token from a vault or HF_TOKEN.")
+    return render.hf_token_secret(plan, _require_namespace(namespace, "hf_token_secret"), str(token))
+
+
+def model_cache_pvc(plan, namespace, storage_class=None, size_gi=None, existing=None):
+    plan = _require_plan(plan, "model_cache_pvc")
+    ns = _require_namespace(namespace, "model_cache_pvc")
     if size_gi is not None:
         try:
             size_gi = int(size_gi)
         except (TypeError, ValueError) as exc:
-            raise AnsibleFilterError(f"model_cache_objects: size_gi must be a whole number, got {size_gi!r}.") from exc
-    return {
-        "pvc": render.model_cache_pvc(plan, ns, storage_class or None, size_gi),
-        "download_job": render.download_job(plan, ns),
-    }
+            raise AnsibleFilterError(f"model_cache_pvc: size_gi must be a whole number, got {size_gi!r}.") from exc
+    return render.model_cache_pvc(plan, ns, storage_class or None, size_gi, existing or None)
+
+
+def download_job(plan, namespace):
+    plan = _require_plan(plan, "download_job")
+    return render.download_job(plan, _require_namespace(namespace, "download_job"))
+
+
+def trace_stage_job(plan, namespace, url, sha256, image):
+    plan = _require_plan(plan, "trace_stage_job")
+    if not url or not sha256:
+        raise AnsibleFilterError("trace_stage_job: both the trace URL and its SHA-256 are required.")
+    return render.trace_stage_job(plan, _require_namespace(namespace, "trace_stage_job"), url, sha256, image)
 
 
 def plan_report(plan):
     return _plan_report(_require_plan(plan, "plan_report"))
 
 
+def node_capacity(nodes, gpu_resource, extra_resources=None):
+    if not isinstance(nodes, list):
+        raise AnsibleFilterError("node_capacity: expected the 'resources' list of a kubernetes.core.k8s_info on Nodes.")
+    return _node_capacity(nodes, str(gpu_resource), list(extra_resources or []))
+
+
 class FilterModule:
     def filters(self):
         return {
             "serving_objects": serving_objects,
-            "model_cache_objects": model_cache_objects,
+            "namespace_object": namespace_object,
+            "hf_token_secret": hf_token_secret,
+            "model_cache_pvc": model_cache_pvc,
+            "download_job": download_job,
+            "trace_stage_job": trace_stage_job,
             "plan_report": plan_report,
+            "node_capacity": node_capacity,
         }

@@ -13,6 +13,8 @@ DGD_API_VERSION = "nvidia.com/v1beta1"
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
 MODEL_VOLUME = "model-cache"
 DOWNLOAD_JOB = "model-download"
+TRACE_JOB = "stage-benchmark-trace"
+TRACE_MOUNT = "/model-cache"     # the recipe's benchmark mounts the cache here
 DOWNLOAD_IMAGE = "python:3.12-slim"
 HF_HUB_VERSION = "1.16.4"
 # A worker may load ~0.5-1.6 TB of weights: the startup probe allows two hours
@@ -55,13 +57,23 @@ def hf_token_secret(plan: dict, ns: str, token: str) -> dict:
     }
 
 
-def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int | None = None) -> dict:
-    spec: dict = {
-        "accessModes": ["ReadWriteMany"],
-        "resources": {"requests": {"storage": f"{size_gi or plan['model_cache']['size_gi']}Gi"}},
-    }
-    if storage_class:
-        spec["storageClassName"] = storage_class
+def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int | None = None,
+                    existing: dict | None = None) -> dict:
+    """The RWX cache PVC. An ``existing`` PVC (made by hand from the recipe page) keeps its spec:
+    a PVC's class and access modes are immutable and it cannot shrink, so we only add our labels."""
+    if existing:
+        live = existing.get("spec", {})
+        # Only what a user sets: volumeName (binder) and volumeMode (defaulted) stay with their owners.
+        spec = {k: copy.deepcopy(live[k]) for k in ("accessModes", "resources", "storageClassName") if k in live}
+        if "resources" in spec:
+            spec["resources"] = {"requests": {"storage": live["resources"]["requests"]["storage"]}}
+    else:
+        spec = {
+            "accessModes": ["ReadWriteMany"],
+            "resources": {"requests": {"storage": f"{size_gi or plan['model_cache']['size_gi']}Gi"}},
+        }
+        if storage_class:
+            spec["storageClassName"] = storage_class
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -72,6 +84,41 @@ def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int
 
 def _cache_volume(plan: dict) -> dict:
     return {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": plan["model_cache"]["pvc"]}}
+
+
+def trace_stage_job(plan: dict, ns: str, url: str, sha256: str, image: str) -> dict:
+    """Fetch the benchmark trace onto the PVC and refuse it unless its SHA-256 matches."""
+    trace = plan["benchmark"]["trace"]
+    dest = f"{TRACE_MOUNT}/{trace['path_on_cache']}"
+    script = "\n".join([
+        "set -eu",
+        f'curl -fsSL --retry 3 -o "{dest}.part" "$TRACE_URL"',
+        f'echo "$TRACE_SHA256  {dest}.part" | sha256sum -c -',
+        f'mv "{dest}.part" "{dest}"',
+        f'echo "trace staged: {dest} ($(wc -l < "{dest}") requests)"',
+    ])
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(TRACE_JOB, ns, cache_labels(plan)),
+        "spec": {
+            "backoffLimit": 2,
+            "template": {
+                "metadata": {"labels": cache_labels(plan)},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": "stage-trace",
+                        "image": image,
+                        "command": ["sh", "-c", script],
+                        "env": [{"name": "TRACE_URL", "value": url}, {"name": "TRACE_SHA256", "value": sha256}],
+                        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": TRACE_MOUNT}],
+                    }],
+                    "volumes": [_cache_volume(plan)],
+                },
+            },
+        },
+    }
 
 
 def download_job(plan: dict, ns: str, image: str = DOWNLOAD_IMAGE) -> dict:

@@ -1,0 +1,60 @@
+"""Turn an inferops.dynamo.workload_status result into a message a person can act on."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+MAX_EVENTS = 10
+
+
+def _lines(value) -> list[str]:
+    if not value:
+        return []
+    if isinstance(value, str):
+        return value.splitlines()
+    if isinstance(value, dict):
+        out = []
+        for source, text in value.items():
+            out.append(f"[{source}]")
+            out.extend(_lines(text))
+        return out
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def failure_report(status, headline):
+    """Headline, then why (fatal reasons), conditions, pods, recent events and the log tail."""
+    if not isinstance(status, dict):
+        raise AnsibleFilterError(f"failure_report: expected a workload_status result, got {type(status).__name__}.")
+    diagnosis = status.get("diagnosis") or {}
+    lines = [str(headline) + "."]
+    if status.get("msg") and status.get("failed"):
+        lines.append(f"Error: {status['msg']}")
+    for reason in status.get("fatal_reasons") or []:
+        lines.append(f"Cause: {reason}")
+    if status.get("progress"):
+        lines.append(f"State: {status['progress']}")
+    for cond in diagnosis.get("conditions") or []:
+        lines.append(f"Condition {cond.get('type')}={cond.get('status')}"
+                     f" {cond.get('reason', '')}: {cond.get('message', '')}".rstrip(": "))
+    for pod in diagnosis.get("pods") or []:
+        detail = ", ".join(str(pod[k]) for k in ("phase", "reason", "waiting", "terminated", "message")
+                           if pod.get(k))
+        restarts = f", {pod['restarts']} restarts" if pod.get("restarts") else ""
+        lines.append(f"Pod {pod.get('name')}: {detail}{restarts}")
+    events = (diagnosis.get("events") or [])[-MAX_EVENTS:]
+    if events:
+        lines.append("Recent events:")
+        lines += [f"  {e.get('type', '')} {e.get('reason', '')} {e.get('object', '')}: {e.get('message', '')}"
+                  for e in events]
+    log = _lines(diagnosis.get("log_tail"))
+    if log:
+        lines.append("Log tail:")
+        lines += [f"  {line}" for line in log]
+    return "\n".join(lines)
+
+
+class FilterModule:
+    def filters(self):
+        return {"failure_report": failure_report}

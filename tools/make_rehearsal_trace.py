@@ -1,0 +1,53 @@
+"""Write the scaled-down agentic trace the rehearsal cluster benchmarks with.
+
+Same structure as the recipe's 15% agentic trace (mooncake_trace JSONL: input_length,
+output_length, hash_ids; no timestamps, "noschedule"): sessions that grow a shared prefix turn by
+turn (~90% of each request's blocks were seen before), 400 output tokens, but ~4K instead of ~64K
+input tokens and a few dozen requests, so a laptop replays it in under a minute.
+Deterministic: the same file (and SHA-256) every time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from pathlib import Path
+
+BLOCK = 512  # AIPerf's mooncake_trace block size: each hash id stands for 512 tokens
+
+
+def make_trace(requests: int = 36, sessions: int = 6, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    next_id = 0
+    prefixes: list[list[int]] = []
+    for _ in range(sessions):
+        prefixes.append(list(range(next_id, next_id + 6)))
+        next_id += 6
+    lines = []
+    for i in range(requests):
+        session = i % sessions
+        # each turn appends one new block to its session's context (~90% reuse)
+        prefixes[session].append(next_id)
+        next_id += 1
+        hash_ids = list(prefixes[session])
+        tail = rng.randint(64, BLOCK)  # the last block is partial
+        input_length = (len(hash_ids) - 1) * BLOCK + tail
+        lines.append({"input_length": input_length, "output_length": 400, "hash_ids": hash_ids})
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1]
+                                             / "inventories/rehearsal-data/agentic-rehearsal.jsonl"))
+    parser.add_argument("--requests", type=int, default=36)
+    args = parser.parse_args()
+    text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in make_trace(args.requests))
+    Path(args.out).write_text(text)
+    print(f"{args.out}: {args.requests} requests, {len(text)} bytes, sha256 {hashlib.sha256(text.encode()).hexdigest()}")
+
+
+if __name__ == "__main__":
+    main()
