@@ -497,6 +497,8 @@ class Controllers:
                                       "All components are ready", {"observedGeneration": gen})
                 state = "successful"
             else:
+                sev = {"FrontendNotReady": 1, "WorkersNotReady": 1, "PodsPending": 2}
+                problems.sort(key=lambda pr: -sev.get(pr[0], 3))  # the most telling problem first
                 reason, msg = problems[0] if problems else ("ComponentsNotReady", "no components")
                 conds = set_condition(conds, "Ready", "False", reason, msg, {"observedGeneration": gen})
                 state = "failed" if reason in ("CrashLoopBackOff",) else "pending"

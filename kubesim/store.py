@@ -37,6 +37,17 @@ class ApiError(Exception):
         return out
 
 
+def _fold_string_data(res: Resource, obj: dict) -> None:
+    """Secrets: like the real server, stringData is merged into data (base64) and not stored."""
+    if res.kind == "Secret" and not res.group and isinstance(obj.get("stringData"), dict):
+        import base64
+
+        data = obj.setdefault("data", {}) or {}
+        obj["data"] = data
+        for k, v in obj.pop("stringData").items():
+            data[k] = base64.b64encode(str(v).encode()).decode()
+
+
 def not_found(res: Resource, name: str) -> ApiError:
     return ApiError(404, "NotFound", f'{res.group_resource} "{name}" not found',
                     {"name": name, "group": res.group, "kind": res.plural})
@@ -408,7 +419,9 @@ class Store:
             self._ns_check(res, ns)
             if res.has_status and res.crd is not None:
                 obj.pop("status", None)
-            self._validate(res, obj, name)
+            _fold_string_data(res, obj)
+            sent_paths = patch.field_paths(obj, skip_status=res.has_status) if manager else set()
+            self._validate(res, obj, name)  # prunes unknown fields and applies defaults (custom objects)
             key = storage_key(res)
             if self.raw_get(key, ns if res.namespaced else "", name) is not None:
                 raise ApiError(409, "AlreadyExists", f'{res.group_resource} "{name}" already exists',
@@ -421,7 +434,8 @@ class Store:
                 meta["generation"] = 1
             else:
                 meta.pop("generation", None)
-            paths = patch.field_paths(obj, skip_status=res.has_status) if manager else set()
+            # owned fields: what the request sent and survived pruning (server defaults are unowned)
+            paths = {p for p in sent_paths if patch.value_at(obj, p) is not patch._MISSING}
             if res.kind == "Namespace":
                 meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
                 obj.setdefault("spec", {"finalizers": ["kubernetes"]})
@@ -504,6 +518,7 @@ class Store:
                 new.pop("status", None)
         if res.kind == "Namespace":
             new["status"] = old.get("status", {"phase": "Active"})
+        _fold_string_data(res, new)
         self._validate(res, new, name)
         # managed fields
         if managed is not None:
