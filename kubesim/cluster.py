@@ -111,7 +111,10 @@ def parse_storage_classes(spec: str) -> list[dict]:
         sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
               "metadata": {"name": name, "annotations": {
                   "kubesim.io/access-modes": modes.upper()}},
-              "provisioner": "kubesim.io/local", "reclaimPolicy": "Delete",
+              # Real provisioner names, so clients that judge a class by its provisioner (the
+              # collection's preflight) see what they would see on a cluster.
+              "provisioner": "nfs.csi.k8s.io" if "RWX" in modes.upper() else "rancher.io/local-path",
+              "reclaimPolicy": "Delete",
               "volumeBindingMode": "Immediate", "allowVolumeExpansion": True}
         if i == 0:
             sc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] = "true"
@@ -171,6 +174,7 @@ class SimCluster:
         for ns in ("default",):
             s.raw_put("/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
                                            "metadata": {"name": "default", "namespace": ns}})
+        self._bootstrap_dynamo_operator()
         s.raw_put("resource.k8s.io/deviceclasses", {
             "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
             "metadata": {"name": "compute-domain-default-channel.nvidia.com", "generation": 1},
@@ -183,6 +187,26 @@ class SimCluster:
             crd["status"] = Store._crd_status(crd)
             self.store.register_crd(crd)
             s.raw_put("apiextensions.k8s.io/customresourcedefinitions", crd)
+
+    def _bootstrap_dynamo_operator(self) -> None:
+        """The Dynamo platform's operator Deployment, as the dynamo-platform chart leaves it (ready).
+
+        The simulated operator itself is a controller of this daemon; this object is what a client
+        sees when it checks that an operator runs."""
+        s = self.store
+        s.create(s.resource("", "v1", "namespaces"), None, {"metadata": {"name": "dynamo-system"}})
+        labels = {"app.kubernetes.io/name": "dynamo-operator", "app.kubernetes.io/part-of": "dynamo-platform"}
+        s.raw_put("apps/deployments", {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "dynamo-operator", "namespace": "dynamo-system", "labels": labels,
+                         "generation": 1},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "manager",
+                                                           "image": "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.5.1"}]}}},
+            "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+                       "updatedReplicas": 1},
+        })
 
     def crd_files(self) -> list[Path]:
         by_name: dict[str, Path] = {}

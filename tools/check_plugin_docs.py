@@ -35,6 +35,12 @@ def main() -> int:
                 failures.append(f"{plugin_type} {fqcn}: not listed by ansible-doc ({out.stderr.strip()[:300]})")
             elif "UNDOCUMENTED" in listed[fqcn]:
                 failures.append(f"{plugin_type} {fqcn}: UNDOCUMENTED")
+            else:
+                # Listing is not enough: the documentation must also parse and render.
+                shown = subprocess.run([str(ansible_doc), "-t", plugin_type, fqcn], capture_output=True, text=True,
+                                       env=env, cwd=ROOT, check=False)
+                if shown.returncode != 0 or "ERROR" in shown.stderr:
+                    failures.append(f"{plugin_type} {fqcn}: ansible-doc cannot render it: {shown.stderr.strip()[:300]}")
         print(f"{plugin_type}: {len(shipped)} plugin(s) documented: {', '.join(shipped)}")
     for failure in failures:
         print(f"FAIL {failure}", file=sys.stderr)
