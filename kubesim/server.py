@@ -100,7 +100,8 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> None:
         cl = self.server.cluster
         try:
-            if not self._auth_ok():
+            public = self.path.split("?")[0] in ("/version", "/healthz", "/readyz", "/livez")
+            if not public and not self._auth_ok():
                 self._send(401, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                  "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
                 return

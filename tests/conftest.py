@@ -4,6 +4,8 @@ Fixtures:
 * ``kubesim_cluster`` (session): a ``kubesim.Cluster`` handle -- ``.kubeconfig``, ``.context``,
   ``.port``, ``.base_url``, ``.fault(kind, **args)``, ``.clear_faults()``, ``.api_client()``,
   ``.dynamic()``. Faults are cleared after every test that uses ``kubesim_faults``.
+  Uses the real Dynamo CRDs from ``../shared/crds`` when that directory exists
+  (``KUBESIM_CRD_DIR=<dir>|none`` overrides).
 * ``kubesim_faults``: the same handle; clears all faults when the test ends.
 * ``k8s_client``: a ``kubernetes.client.ApiClient`` for the cluster.
 * ``k8s_dynamic``: a ``kubernetes.dynamic.DynamicClient``.
@@ -29,7 +31,12 @@ def kubesim_clusterset(tmp_path_factory):
     import kubesim
 
     state = tmp_path_factory.mktemp("kubesim")
-    crd_dir = os.environ.get("KUBESIM_CRD_DIR") or None
+    # the real Dynamo CRDs when present (as CI passes them), else kubesim's minimal ones;
+    # KUBESIM_CRD_DIR overrides ("none" for the minimal ones only)
+    real = REPO.parent / "shared" / "crds"
+    crd_dir = os.environ.get("KUBESIM_CRD_DIR") or (str(real) if real.is_dir() else None)
+    if crd_dir == "none":
+        crd_dir = None
     cs = kubesim.start(1, state_dir=state, ready_seconds=1.0, download_seconds=1.0, crd_dir=crd_dir)
     try:
         yield cs
