@@ -157,7 +157,7 @@ class Controllers:
             self.thread.join(timeout=5)
             self.thread = None
         for rt in list(self.runtimes.values()):
-            self._kill(rt)
+            self._kill(rt, wait=True)
         for fe in list(self.frontends.values()):
             try:
                 fe.stop()
@@ -908,19 +908,31 @@ class Controllers:
             rt.exit_code = 0 if code == 0 else (code if code > 0 else 137)
         return rt.exit_code
 
-    def _kill(self, rt: PodRuntime) -> None:
-        if rt.proc is not None and rt.proc.poll() is None:
+    def _kill(self, rt: PodRuntime, wait: bool = False) -> None:
+        """SIGTERM the pod's process group; SIGKILL after 2 s (in the background unless ``wait``:
+        this runs under the store lock when a pod is deleted)."""
+        proc = rt.proc
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+        def reap() -> None:
             try:
-                os.killpg(rt.proc.pid, signal.SIGTERM)
-            except OSError:
-                pass
-            try:
-                rt.proc.wait(timeout=2)
+                proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 try:
-                    os.killpg(rt.proc.pid, signal.SIGKILL)
+                    os.killpg(proc.pid, signal.SIGKILL)
                 except OSError:
                     pass
+                proc.wait()
+
+        if wait:
+            reap()
+        else:
+            threading.Thread(target=reap, daemon=True).start()
 
     # -- exec support
     def resolve_env(self, pod: dict, c: dict) -> dict[str, str]:

@@ -71,6 +71,18 @@ def converge_tasks():
          "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "shared-rwx",
                   "resources": {"requests": {"storage": "100Gi"}}}},
         DGD,
+        {"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
+         "metadata": {"name": "cd", "namespace": "{{ ns }}"},
+         "spec": {"numNodes": 0, "channel": {"allocationMode": "Single", "resourceClaimTemplate": {"name": "cd-ch"}}}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "{{ ns }}"},
+         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                      {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}]}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "{{ ns }}"},
+         "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 80}]}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once", "namespace": "{{ ns }}"},
+         "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
+             {"name": "c", "image": "busybox", "command": ["true"]}]}}}},
     ]
     tasks = [{"name": f"apply {o['kind']}", "kubernetes.core.k8s": {**SSA, "api_version": o["apiVersion"],
                                                                       "definition": o}} for o in objs]
@@ -82,6 +94,12 @@ def converge_tasks():
         "api_version": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment", "namespace": "{{ ns }}",
         "name": DGD["metadata"]["name"], "wait": True, "wait_condition": {"type": "Ready", "status": "True"},
         "wait_sleep": 1, "wait_timeout": 60}})
+    tasks.append({"name": "wait for the Deployment", "kubernetes.core.k8s_info": {
+        "api_version": "apps/v1", "kind": "Deployment", "namespace": "{{ ns }}", "name": "web", "wait": True,
+        "wait_sleep": 1, "wait_timeout": 60}})
+    tasks.append({"name": "wait for the Job", "kubernetes.core.k8s_info": {
+        "api_version": "batch/v1", "kind": "Job", "namespace": "{{ ns }}", "name": "once", "wait": True,
+        "wait_condition": {"type": "Complete", "status": "True"}, "wait_sleep": 1, "wait_timeout": 60}})
     return tasks
 
 
