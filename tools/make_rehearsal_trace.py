@@ -19,22 +19,20 @@ BLOCK = 512  # AIPerf's mooncake_trace block size: each hash id stands for 512 t
 
 
 def make_trace(requests: int = 36, sessions: int = 6, seed: int = 7) -> list[dict]:
+    """Each request = its session's shared prefix of full blocks + one partial block of its own.
+
+    A hash id always stands for the same full block: partial tail blocks get ids never reused,
+    and a session's prefix grows by a fresh full block each turn (~90% of blocks are reused)."""
     rng = random.Random(seed)
-    next_id = 0
-    prefixes: list[list[int]] = []
-    for _ in range(sessions):
-        prefixes.append(list(range(next_id, next_id + 6)))
-        next_id += 6
+    counter = iter(range(10**6))
+    prefixes = [[next(counter) for _ in range(8)] for _ in range(sessions)]
     lines = []
     for i in range(requests):
-        session = i % sessions
-        # each turn appends one new block to its session's context (~90% reuse)
-        prefixes[session].append(next_id)
-        next_id += 1
-        hash_ids = list(prefixes[session])
-        tail = rng.randint(64, BLOCK)  # the last block is partial
-        input_length = (len(hash_ids) - 1) * BLOCK + tail
-        lines.append({"input_length": input_length, "output_length": 400, "hash_ids": hash_ids})
+        prefix = prefixes[i % sessions]
+        tail = rng.randint(64, BLOCK)
+        lines.append({"input_length": len(prefix) * BLOCK + tail, "output_length": 400,
+                      "hash_ids": [*prefix, next(counter)]})
+        prefix.append(next(counter))
     return lines
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render
+from ansible_collections.inferops.dynamo.plugins.module_utils import bench_plan, render
 from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity import (
     node_capacity as _node_capacity,
 )
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report as _plan_report
 
 
@@ -73,6 +74,48 @@ def plan_report(plan):
     return _plan_report(_require_plan(plan, "plan_report"))
 
 
+def _int(value, name, filter_name):
+    try:
+        number = int(value)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"{filter_name}: {name} must be a whole number, got {value!r}.") from exc
+    if number <= 0:
+        raise AnsibleFilterError(f"{filter_name}: {name} must be positive, got {number}.")
+    return number
+
+
+def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tokens_per_request=None):
+    plan = _require_plan(plan, "benchmark_estimate")
+    trace = plan["benchmark"]["trace"]
+    try:
+        result = bench_plan.estimate(
+            request_count=_int(request_count, "request_count", "benchmark_estimate"),
+            output_tokens_per_request=_int(output_tokens_per_request or trace["output_tokens"],
+                                           "output_tokens_per_request", "benchmark_estimate"),
+            concurrency=_int(concurrency, "concurrency", "benchmark_estimate"),
+            expected=plan.get("expected"),
+            time_budget_s=_int(time_budget, "time_budget", "benchmark_estimate"),
+            warmup_requests=int(trace.get("warmup_requests", 5)),
+        )
+    except PlanError as exc:
+        return {"refused": True, "message": str(exc), "rule": exc.rule}
+    return {"refused": False, **result}
+
+
+def aiperf_job(plan, namespace, run_id, concurrency, request_count, image, deadline_s, warmup_isl=8000,
+               warmup_osl=1000, workers_max=None, extra_args=None):
+    plan = _require_plan(plan, "aiperf_job")
+    return render.aiperf_job(
+        plan, _require_namespace(namespace, "aiperf_job"), run_id=str(run_id),
+        concurrency=_int(concurrency, "concurrency", "aiperf_job"),
+        request_count=_int(request_count, "request_count", "aiperf_job"), image=str(image),
+        deadline_s=_int(deadline_s, "deadline_s", "aiperf_job"),
+        warmup_requests=int(plan["benchmark"]["warmup_requests"]),
+        warmup_isl=_int(warmup_isl, "warmup_isl", "aiperf_job"), warmup_osl=_int(warmup_osl, "warmup_osl", "aiperf_job"),
+        workers_max=_int(workers_max, "workers_max", "aiperf_job") if workers_max else None,
+        extra_args=list(extra_args or []))
+
+
 def node_capacity(nodes, gpu_resource, extra_resources=None):
     if not isinstance(nodes, list):
         raise AnsibleFilterError("node_capacity: expected the 'resources' list of a kubernetes.core.k8s_info on Nodes.")
@@ -90,4 +133,6 @@ class FilterModule:
             "trace_stage_job": trace_stage_job,
             "plan_report": plan_report,
             "node_capacity": node_capacity,
+            "benchmark_estimate": benchmark_estimate,
+            "aiperf_job": aiperf_job,
         }

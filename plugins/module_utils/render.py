@@ -293,6 +293,109 @@ def standalone_deployment(plan: dict, ns: str) -> list[dict]:
     return [deployment, service]
 
 
+AIPERF_JOB = "muse-spark-aiperf"
+AIPERF_ROOT = f"{TRACE_MOUNT}/perf"
+SUMMARY_BEGIN = "=== AIPERF SUMMARY BEGIN ==="
+SUMMARY_END = "=== AIPERF SUMMARY END ==="
+
+_MODEL_WAIT = """python3 - <<'PY'
+import json, os, sys, time, urllib.request
+url = "http://%s/v1/models" % os.environ["ENDPOINT"]
+for attempt in range(720):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            if any(m.get("id") == os.environ["TARGET_MODEL"] for m in json.load(r).get("data", [])):
+                print("model %s is served at %s" % (os.environ["TARGET_MODEL"], url), flush=True)
+                sys.exit(0)
+    except Exception as exc:
+        print("waiting for %s: %s" % (url, exc), flush=True)
+    time.sleep(5)
+sys.exit("model %s never appeared at %s" % (os.environ["TARGET_MODEL"], url))
+PY"""
+
+
+def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_count: int, image: str,
+               deadline_s: int, warmup_requests: int = 5, warmup_isl: int = 8000, warmup_osl: int = 1000,
+               workers_max: int | None = None, extra_args: list | None = None) -> dict:
+    """The recipe's AIPerf Job: five sequential warm-up requests, then the agentic trace replayed with
+    mooncake_trace, streaming, at the target's concurrency; artifacts on the PVC under a per-run
+    directory; the summary printed between markers so it travels through the pod log."""
+    trace = plan["benchmark"]["trace"]
+    common = ('-m "$TARGET_MODEL" --tokenizer "$TOKENIZER" --url "http://$ENDPOINT" --endpoint-type chat '
+              "--streaming --ui-type simple")
+    extra = " ".join(str(a) for a in (extra_args or []))
+    script = "\n".join([
+        "set -u",
+        'RUN_DIR="$ROOT_ARTIFACT_DIR/$RUN_ID"',
+        'mkdir -p "$RUN_DIR"',
+        'test -s "$TRACE_FILE" || { echo "benchmark trace $TRACE_FILE is missing on the model cache PVC: '
+        'stage it with the model_cache role" >&2; exit 2; }',
+        'head -n "$REQUEST_COUNT" "$TRACE_FILE" > "$RUN_DIR/trace.jsonl"',
+        _MODEL_WAIT,
+        'echo "warm-up: $WARMUP_REQUESTS sequential requests"',
+        f'aiperf profile {common} --isl "$WARMUP_ISL" --osl "$WARMUP_OSL" --concurrency 1 '
+        f'--request-count "$WARMUP_REQUESTS" --artifact-dir "$RUN_DIR/warmup" {extra} || echo "warm-up failed: continuing"',
+        'echo "profiling: $REQUEST_COUNT requests at concurrency $CONCURRENCY"',
+        f'aiperf profile {common} --input-file "$RUN_DIR/trace.jsonl" --custom-dataset-type {trace["custom_dataset_type"]} '
+        '--request-count "$REQUEST_COUNT" --prompt-input-tokens-block-size 512 --use-server-token-count '
+        '--extra-inputs ignore_eos:true --concurrency "$CONCURRENCY" --workers-max "$WORKERS_MAX" --random-seed 42 '
+        f'--request-timeout-seconds 1200 --artifact-dir "$RUN_DIR/profile" {extra}',
+        "rc=$?",
+        'echo "aiperf exit code: $rc"',
+        'S="$RUN_DIR/profile/profile_export_aiperf.json"',
+        f'if [ -s "$S" ]; then echo "{SUMMARY_BEGIN}"; cat "$S"; echo; echo "{SUMMARY_END}"; fi',
+        'R="$RUN_DIR/profile/profile_export.jsonl"',
+        'if [ ! -s "$S" ] && [ -s "$R" ]; then echo "=== AIPERF RECORDS BEGIN ==="; tail -n 500 "$R"; '
+        'echo "=== AIPERF RECORDS END ==="; exit 0; fi',
+        'echo "artifacts: $RUN_DIR"',
+        '[ -s "$S" ] || exit "$rc"',
+    ])
+    env = {
+        "ENDPOINT": plan["benchmark"]["endpoint"],
+        "TARGET_MODEL": plan["model"]["served_model_name"],
+        "TOKENIZER": plan["checkpoint"]["hf_id"],
+        "CONCURRENCY": str(concurrency),
+        "REQUEST_COUNT": str(request_count),
+        "WORKERS_MAX": str(workers_max or concurrency),
+        "WARMUP_REQUESTS": str(warmup_requests),
+        "WARMUP_ISL": str(warmup_isl),
+        "WARMUP_OSL": str(warmup_osl),
+        "TRACE_FILE": f"{TRACE_MOUNT}/{trace['path_on_cache']}",
+        "ROOT_ARTIFACT_DIR": AIPERF_ROOT,
+        "RUN_ID": run_id,
+        "HF_HOME": TRACE_MOUNT,
+        "HF_HUB_OFFLINE": "1",
+        "AIPERF_HTTP_CONNECTION_LIMIT": "200",
+        "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "3600",
+        "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "3600",
+    }
+    labels = {**plan["labels"], "inferops.dynamo/run-id": run_id}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(AIPERF_JOB, ns, labels),
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(deadline_s),
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": "aiperf",
+                        "image": image,
+                        "command": ["sh", "-c", script],
+                        "env": [{"name": k, "value": v} for k, v in env.items()],
+                        "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"memory": "64Gi"}},
+                        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": TRACE_MOUNT}],
+                    }],
+                    "volumes": [_cache_volume(plan)],
+                },
+            },
+        },
+    }
+
+
 def serving_objects(plan: dict, ns: str) -> list[dict]:
     """What the engine role applies: ComputeDomain (when needed) then the workload."""
     objects = []
