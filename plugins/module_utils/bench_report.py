@@ -308,6 +308,12 @@ def markdown_report(context, rows, metrics, failures, verdicts):
         out.append("No comparison with published figures.")
     if bad:
         out += [""] + [f"- {_verdict_line(v)}" for v in bad]
+    exp = _expected_dict(context.get("expected"))
+    differs = [f"{name} {context[key]} (published: {exp[key]})" for key, name in
+               (("concurrency", "concurrency"), ("gpus", "GPUs")) if context.get(key) is not None
+               and exp.get(key) is not None and _num(context[key]) != _num(exp[key])]
+    if differs:
+        out += ["", "Note: this run's operating point differs from the published one: " + ", ".join(differs) + "."]
     out.append("")
 
     out += ["## Results", ""]
