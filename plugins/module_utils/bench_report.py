@@ -261,6 +261,14 @@ def _verdict_line(v):
     return f"`{metric}`: measured {measured}, {limit} {want} ({word}{extra}{tol_text})"
 
 
+def _code_block(command):
+    """A fenced shell block that survives backticks inside the command."""
+    fence = "```"
+    while fence in str(command):
+        fence += "`"
+    return [f"{fence}sh", str(command).rstrip(), fence]
+
+
 def _title_date(context):
     return str(context.get("date") or "").strip() or DASH
 
@@ -361,10 +369,7 @@ def markdown_report(context, rows, metrics, failures, verdicts):
             schema = metrics.get("schema_version")
             out.append(f"AIPerf version {version}" + (f" (summary schema {schema})" if schema else "") + ".")
         if command:
-            fence = "```"
-            while fence in str(command):
-                fence += "`"
-            out += ["", f"{fence}sh", str(command).rstrip(), fence]
+            out += ["", *_code_block(command)]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -613,5 +618,5 @@ def sweep_markdown(context, points, expected=None):
     if context.get("aiperf_version"):
         out += [f"AIPerf version {context['aiperf_version']}.", ""]
     if context.get("command"):
-        out += ["```sh", str(context["command"]).rstrip(), "```", ""]
+        out += [*_code_block(context["command"]), ""]
     return "\n".join(out).rstrip() + "\n"
