@@ -403,7 +403,8 @@ def bar_chart_svg(rows, title):
     width, left, bar_w = 920, 150, 560
     group_h, bar_h, top = 104, 24, 96
     height = top + group_h * max(len(perf), 1) + 20
-    body = [_t(20, 34, title, size=20, weight="bold")]
+    # A long title (target, cluster, run id) shrinks rather than running off the canvas.
+    body = [_t(20, 34, title, size=max(12, min(20, int(20 * 72 / max(len(title), 1)))), weight="bold")]
     # legend
     lx, ly = 20, 62
     for colour, text in ((COLOURS["pass"], "measured: pass"), (COLOURS["FAIL"], "measured: FAIL"),
