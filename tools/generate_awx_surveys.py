@@ -90,11 +90,11 @@ SPEC_ALIASES = {
 
 # Variables no argument spec declares (yet): type and description only, never choices.
 FALLBACK = {
-    "benchmark_concurrency": {"type": "int", "description": "Benchmark concurrency; defaults to the target's published operating point."},
+    "benchmark_concurrency": {"type": "str", "description": "Benchmark concurrency: one value, or a list for a sweep (e.g. 16 or [4, 8, 16]); defaults to the target's published operating point."},
     "benchmark_request_count": {"type": "int", "description": "Benchmark request count; defaults to the target's."},
-    "benchmark_tolerance": {"type": "float", "description": "Allowed shortfall against the expected performance, as a fraction (0.1 = 10%)."},
-    "rollout_serial": {"type": "str", "description": "Clusters per rollout batch after the canary (a number or a percentage, e.g. 1 or 25%)."},
-    "rollout_benchmark_gate": {"type": "bool", "description": "Require each batch's benchmark to meet the expected performance before the next batch."},
+    "benchmark_tolerance": {"type": "float", "description": "Allowed shortfall against the expected performance, as a fraction (default 0.10 = 10%)."},
+    "rollout_serial": {"type": "str", "description": "Clusters per batch, one number or percentage (e.g. 1 or 25%); default: the canary group, then 50% at a time."},
+    "rollout_benchmark_gate": {"type": "bool", "description": "Gate each cluster on a short benchmark."},
 }
 
 LABELS = {
