@@ -42,3 +42,65 @@ def run_playbook(playbook: str, *args: str, extra_env: dict | None = None, timeo
 @pytest.fixture
 def playbook():
     return run_playbook
+
+
+# ---------------------------------------------------------------------------- deploy fixtures
+@dataclass
+class DeployEnv:
+    """One namespace on one kubesim cluster, with a temporary inventory pointing at it."""
+
+    cluster: object
+    namespace: str
+    inventory: Path
+    dyn: object
+
+    def run(self, playbook_name: str, *args: str, timeout: int = 600, extra_env: dict | None = None) -> PlaybookRun:
+        return run_playbook(playbook_name, "-i", str(self.inventory), *args, timeout=timeout, extra_env=extra_env)
+
+
+@pytest.fixture(scope="session")
+def kubesim_factory(tmp_path_factory):
+    """Extra kubesim daemons with their own node inventory / storage classes / CRDs (cached per config)."""
+    import kubesim
+
+    started: dict = {}
+
+    def make(nodes: str | None = None, storage_classes: str | None = None, crd_dir: str | None = "default",
+             rdma: bool = True):
+        key = (nodes, storage_classes, crd_dir, rdma)
+        if key not in started:
+            real = REPO.parent / "shared" / "crds"
+            crds = (str(real) if real.is_dir() else None) if crd_dir == "default" else crd_dir
+            state = tmp_path_factory.mktemp("kubesim-extra")
+            started[key] = kubesim.start(1, state_dir=state, nodes=nodes, storage_classes=storage_classes,
+                                         crd_dir=crds, rdma=rdma, ready_seconds=1.0, download_seconds=1.0)
+        return started[key][0]
+
+    yield make
+    for cs in started.values():
+        cs.stop()
+
+
+@pytest.fixture
+def deploy_env(kubesim_cluster, tmp_path):
+    """``deploy_env()`` -> a DeployEnv on the session cluster (or ``cluster=``) in a fresh namespace,
+    deleted (and waited for) when the test ends. Extra keyword arguments become inventory variables."""
+    from deploy_helpers import delete_namespace, new_namespace, write_inventory
+
+    made: list[DeployEnv] = []
+
+    def make(cluster=None, prefix: str = "d", **overrides) -> DeployEnv:
+        c = cluster or kubesim_cluster
+        ns = new_namespace(prefix)
+        inv = write_inventory(tmp_path / f"inventory-{ns}.yml", c.kubeconfig, c.context, ns, **overrides)
+        env = DeployEnv(c, ns, inv, c.dynamic())
+        made.append(env)
+        return env
+
+    yield make
+    for env in made:
+        try:
+            env.cluster.clear_faults()
+        except Exception:
+            pass
+        delete_namespace(env.dyn, env.namespace)

@@ -1,0 +1,120 @@
+"""Helpers for the deploy tests: a temporary inventory pointing playbooks at a kubesim cluster,
+and small readers of the live objects (through the kubernetes dynamic client, like a user's kubectl)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
+TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
+MANAGED_BY = "app.kubernetes.io/managed-by=inferops.dynamo"
+DGD = ("nvidia.com/v1beta1", "DynamoGraphDeployment")
+
+# What each catalog target needs beyond sku/mode/framework (the plan refuses placeholders).
+TARGET_ARGS = {
+    "sglang-agg-gb200": ["-e", "sku=gb200", "-e", "mode=agg"],
+    "sglang-agg-gb300": ["-e", "sku=gb300", "-e", "mode=agg"],
+    "sglang-disagg-gb200": ["-e", "sku=gb200", "-e", "mode=disagg", "-e", "rdma_provider=infiniband"],
+    "sglang-disagg-gb300": ["-e", "sku=gb300", "-e", "mode=disagg", "-e", "rdma_provider=infiniband"],
+    "sglang-kv-router-gb200": ["-e", "sku=gb200", "-e", "mode=kv-router"],
+    "sglang-kv-router-gb300": ["-e", "sku=gb300", "-e", "mode=kv-router"],
+    "vllm-agg-gb200": ["-e", "sku=gb200", "-e", "mode=agg", "-e", "framework=vllm"],
+    "vllm-agg-gb300": ["-e", "sku=gb300", "-e", "mode=agg", "-e", "framework=vllm"],
+    "vllm-agg-b200": ["-e", "sku=b200", "-e", "mode=agg", "-e", "framework=vllm",
+                      "-e", "draft_repo=example-org/muse-spark-dspark-draft"],
+    "vllm-agg-mi355x": ["-e", "sku=mi355x", "-e", "mode=agg", "-e", "framework=vllm",
+                        "-e", "checkpoint_repo=example-org/muse-spark-mxfp4"],
+    "vllm-agg-mi350x": ["-e", "sku=mi350x", "-e", "mode=agg", "-e", "framework=vllm",
+                        "-e", "checkpoint_repo=example-org/muse-spark-mxfp4"],
+}
+
+
+def rehearsal_vars() -> dict:
+    """The variables of inventories/local/group_vars (read at run time: the rehearsal trace and its
+    SHA-256 live there), with the trace's ``file://`` URL made absolute."""
+    out: dict = {}
+    for f in sorted(GROUP_VARS.glob("*.yml")):
+        out.update(yaml.safe_load(f.read_text()) or {})
+    out["ansible_connection"] = "local"
+    out["ansible_python_interpreter"] = sys.executable
+    out["model_cache_trace_url"] = f"file://{TRACE}"
+    return out
+
+
+def write_inventory(path: Path, kubeconfig: str | Path, context: str, namespace: str, **overrides) -> Path:
+    """A one-host inventory (``rehearsal`` in ``dynamo_clusters``) for a test cluster and namespace."""
+    host = {**rehearsal_vars(), "cluster_kubeconfig": str(kubeconfig), "cluster_context": context,
+            "k8s_namespace": namespace, **overrides}
+    inv = {"all": {"children": {"dynamo_clusters": {"hosts": {"rehearsal": host}}}}}
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    return path
+
+
+def new_namespace(prefix: str = "d") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def res(dyn, api_version: str, kind: str):
+    return dyn.resources.get(api_version=api_version, kind=kind)
+
+
+def get(dyn, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
+    from kubernetes.dynamic.exceptions import NotFoundError
+
+    try:
+        return res(dyn, api_version, kind).get(name=name, namespace=namespace).to_dict()
+    except NotFoundError:
+        return None
+
+
+def items(dyn, api_version: str, kind: str, namespace: str | None = None, selector: str | None = None) -> list[dict]:
+    return res(dyn, api_version, kind).get(namespace=namespace, label_selector=selector).to_dict()["items"]
+
+
+def namespace_exists(dyn, name: str) -> bool:
+    return get(dyn, "v1", "Namespace", name) is not None
+
+
+def delete_namespace(dyn, name: str, timeout: float = 30) -> None:
+    """Delete a namespace and wait until it is gone (frees the GPUs its pods held)."""
+    try:
+        res(dyn, "v1", "Namespace").delete(name=name)
+    except Exception:
+        return
+    deadline = time.time() + timeout
+    while time.time() < deadline and namespace_exists(dyn, name):
+        time.sleep(0.3)
+
+
+def condition(obj: dict, ctype: str) -> str | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c.get("status")
+    return None
+
+
+def workload_ready(dyn, namespace: str, kind: str, name: str) -> bool:
+    if kind == "DynamoGraphDeployment":
+        obj = get(dyn, *DGD, name, namespace)
+        return bool(obj) and condition(obj, "Ready") == "True"
+    obj = get(dyn, "apps/v1", "Deployment", name, namespace)
+    if not obj:
+        return False
+    want = (obj.get("spec") or {}).get("replicas", 1)
+    return (obj.get("status") or {}).get("readyReplicas", 0) >= want and condition(obj, "Available") == "True"
+
+
+def catalog_target(key: str) -> dict:
+    return yaml.safe_load((REPO / "catalog" / "targets.yml").read_text())["targets"][key]
+
+
+def workload_of(key: str) -> tuple[str, str]:
+    """(kind, name) of a target's serving workload."""
+    t = catalog_target(key)
+    return ("DynamoGraphDeployment" if t["runtime"] == "dynamo" else "Deployment"), t["name"]
