@@ -14,7 +14,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 CLUSTERS ?= 1
 NODES ?=
 
-.PHONY: help setup test lint ruff ansible-lint doc-check unit pytest build demo sim-start sim-stop \
+.PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
 	rollout-demo bench clean
 
 help:
@@ -37,7 +37,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $(STAMP)
 
 test: setup
-	$(MAKE) --no-print-directory ruff ansible-lint doc-check pytest
+	$(MAKE) --no-print-directory ruff ansible-lint doc-check molecule pytest
 
 ruff: setup
 	$(BIN)/ruff check .
@@ -47,6 +47,10 @@ ansible-lint: setup
 
 doc-check: setup
 	$(BIN)/python tools/check_plugin_docs.py
+
+# Molecule scenarios (molecule/), each on its own temporary kubesim: SCENARIOS="default kv-router-gb300" for some.
+molecule: setup
+	BIN=$(CURDIR)/$(BIN) molecule/run.sh $(SCENARIOS)
 
 # pytest exits 5 when it collects nothing: that is reported, not hidden, but it is not a failure.
 pytest: setup
