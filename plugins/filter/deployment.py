@@ -8,6 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import bench_plan, render
+from ansible_collections.inferops.dynamo.plugins.module_utils import rollout_summary as _rollout
 from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity import (
     node_capacity as _node_capacity,
 )
@@ -122,6 +123,16 @@ def node_capacity(nodes, gpu_resource, extra_resources=None):
     return _node_capacity(nodes, str(gpu_resource), list(extra_resources or []))
 
 
+def rollout_summary(hostvars, hosts, title="Rollout summary"):
+    """Rows, a text table and Markdown from each cluster's ``rollout_result`` fact."""
+    hosts = list(hosts or [])
+    results = {h: (hostvars.get(h) or {}).get("rollout_result") for h in hosts}
+    batches = {h: (hostvars.get(h) or {}).get("rollout_batch", "") for h in hosts}
+    rows = _rollout.summarise(hosts, results, batches)
+    return {"rows": rows, "lines": _rollout.table_lines(rows), "markdown": _rollout.markdown(rows, title),
+            "failed": [r["cluster"] for r in rows if r["status"] == "failed"]}
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -135,4 +146,5 @@ class FilterModule:
             "node_capacity": node_capacity,
             "benchmark_estimate": benchmark_estimate,
             "aiperf_job": aiperf_job,
+            "rollout_summary": rollout_summary,
         }
