@@ -70,9 +70,11 @@ sim-start: setup
 sim-stop: setup
 	$(BIN)/python -m kubesim stop
 
+SKU ?= gb300
+MODE ?= agg
 demo: setup
 	$(BIN)/python -m kubesim start --clusters 1 $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))
-	$(BIN)/ansible-playbook playbooks/demo.yml
+	$(BIN)/ansible-playbook playbooks/demo.yml -e sku=$(SKU) -e mode=$(MODE)
 
 rollout-demo: setup
 	$(BIN)/python -m kubesim start --clusters 3 --nodes gb300:2,gb200:2,mi355x:1,b200:1 \
