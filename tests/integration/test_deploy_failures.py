@@ -45,7 +45,7 @@ def test_no_storage_class(deploy_env, small_cluster, storage_class, words):
 def test_storage_class_that_does_not_exist(deploy_env):
     env = deploy_env(storage_class="fast-nfs")
     run = env.run("deploy.yml", *GB300_AGG)
-    failed(run, "StorageClass 'fast-nfs' does not exist on rehearsal", "Available: shared-rwx, local-rwo")
+    failed(run, "StorageClass 'fast-nfs' does not exist on rehearsal", "Available: ", "shared-rwx", "local-rwo")
     assert not namespace_exists(env.dyn, env.namespace)
 
 
