@@ -1,0 +1,143 @@
+"""Progressive rollout (playbooks/rollout.yml) of the three rehearsal clusters of
+inventories/rehearsal-multi, on a kubesim daemon of this module (temporary state dir, 3 clusters).
+
+The inventory is used as a user runs it; only the kubeconfig points at this module's clusters.
+Before each test the `muse-spark` namespace is deleted on the fleet clusters (1 and 2), so every
+test starts with them untouched; the canary's deployment is kept as a warm start (a rollout that
+finds it Ready resumes over it), which saves a full deploy per test. Faults are cleared after
+every test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from deploy_helpers import delete_namespace, namespace_exists
+
+REPO = Path(__file__).resolve().parents[2]
+INVENTORY = REPO / "inventories" / "rehearsal-multi"
+NAMESPACE = "muse-spark"  # k8s_namespace of inventories/local/group_vars
+CANARY, GB200, MI355X = "rehearsal-gb300", "rehearsal-gb200", "rehearsal-mi355x"
+CLUSTERS = (CANARY, GB200, MI355X)  # kubesim-0, -1, -2
+
+
+@pytest.fixture(scope="module")
+def rollout_clusters(tmp_path_factory):
+    import kubesim
+
+    real = REPO.parent / "shared" / "crds"
+    cs = kubesim.start(3, state_dir=tmp_path_factory.mktemp("kubesim-rollout"),
+                       nodes="gb300:2,gb200:2,mi355x:1,b200:1", crd_dir=str(real) if real.is_dir() else None,
+                       ready_seconds=1.0, download_seconds=1.0)
+    try:
+        yield cs
+    finally:
+        cs.stop()
+
+
+@pytest.fixture
+def fleet(rollout_clusters):
+    """The three clusters, with the fleet clusters (1, 2) clean and no fault anywhere."""
+    dyns = [c.dynamic() for c in rollout_clusters]
+    for c in rollout_clusters:
+        c.clear_faults()
+    for dyn in dyns[1:]:
+        delete_namespace(dyn, NAMESPACE, timeout=60)
+        assert not namespace_exists(dyn, NAMESPACE)
+    yield rollout_clusters, dyns
+    for c in rollout_clusters:
+        c.clear_faults()
+
+
+@pytest.fixture
+def rollout(rollout_clusters, playbook, tmp_path):
+    """``rollout(*extra_args)`` -> (PlaybookRun, summary rows by cluster) of one rollout run."""
+    runs = iter(range(100))
+
+    def run(*args: str):
+        results = tmp_path / f"results-{next(runs)}"
+        t0 = time.monotonic()
+        r = playbook("rollout.yml", "-i", str(INVENTORY), "-e", f"cluster_kubeconfig={rollout_clusters[0].kubeconfig}",
+                     "-e", f"rollout_results_dir={results}", *args, timeout=900)
+        print(f"rollout {' '.join(args) or '(defaults)'}: rc={r.rc} in {time.monotonic() - t0:.0f}s")
+        summaries = sorted(results.glob("*/summary.json"))
+        assert len(summaries) == 1, f"expected one summary.json under {results}:\n{r.output[-3000:]}"
+        assert (summaries[0].parent / "summary.md").is_file()
+        rows = {row["cluster"]: row for row in json.loads(summaries[0].read_text())}
+        assert list(rows) == list(CLUSTERS), rows
+        return r, rows
+
+    return run
+
+
+def namespaces(dyn) -> set[str]:
+    return {ns["metadata"]["name"] for ns in dyn.resources.get(api_version="v1", kind="Namespace").get().to_dict()["items"]}
+
+
+def test_all_clusters_good_and_resume_changes_nothing(fleet, rollout):
+    r, rows = rollout()
+    assert r.rc == 0, r.output[-4000:]
+    for host in CLUSTERS:
+        assert rows[host]["status"] == "ok", rows[host]
+        assert rows[host]["stage"] == "done", rows[host]
+        assert r.recap(host)["failed"] == 0
+    assert rows[CANARY]["batch"] == "canary"
+    assert rows[CANARY]["target"] == "sglang-agg-gb300"
+    assert rows[GB200]["target"] == "sglang-kv-router-gb200"
+    assert rows[MI355X]["target"] == "vllm-agg-mi355x"
+    # the fleet clusters started clean: their first rollout changed them
+    assert r.recap(GB200)["changed"] > 0 and r.recap(MI355X)["changed"] > 0
+
+    again, rows = rollout()
+    assert again.rc == 0, again.output[-4000:]
+    for host in CLUSTERS:
+        assert rows[host]["status"] == "ok", rows[host]
+        assert again.recap(host)["changed"] == 0, (host, again.recap(host))
+
+
+def test_api_down_on_second_cluster_halts_the_rollout(fleet, rollout):
+    clusters, dyns = fleet
+    before = namespaces(dyns[2])
+    clusters[1].fault("api-down")
+    r, rows = rollout("-e", json.dumps({"rollout_serial": [1, 1, 1]}))
+    assert r.rc != 0, r.output[-4000:]
+
+    assert rows[CANARY]["status"] == "ok", rows[CANARY]
+    assert rows[GB200]["status"] == "failed", rows[GB200]
+    assert rows[GB200]["stage"] == "preflight", rows[GB200]
+    assert re.search(r"unreachable", rows[GB200]["reason"], re.I), rows[GB200]
+    assert rows[MI355X]["status"] == "not started", rows[MI355X]
+    assert GB200 in rows[MI355X]["reason"], rows[MI355X]
+    assert f"Cluster {GB200} failed at preflight" in r.output
+
+    # the halted cluster was never reached: no play ran on it and nothing was created
+    assert not re.search(rf"^{MI355X}\s*:", r.stdout, re.M), r.stdout[-2000:]
+    assert not namespace_exists(dyns[2], NAMESPACE)
+    assert namespaces(dyns[2]) == before
+
+
+def test_benchmark_regression_on_the_canary_halts_the_rollout(fleet, rollout):
+    clusters, dyns = fleet
+    clusters[0].fault("frontend-speed", factor=0.5)  # the canary serves at half the expected speed
+    r, rows = rollout("-e", "rollout_benchmark_gate=true", "-e", "rollout_benchmark_requests=24")
+    assert r.rc != 0, r.output[-4000:]
+
+    canary = rows[CANARY]
+    assert canary["status"] == "failed", canary
+    assert canary["stage"] == "benchmark gate", canary
+    assert canary["benchmark"] == "failed", canary
+    # the reason names a metric, what was measured and what was expected
+    m = re.search(r"(\w+) measured ([\d.]+) vs expected ([\d.]+)", canary["reason"])
+    assert m, canary
+    assert float(m.group(2)) != float(m.group(3)), canary
+    assert f"Cluster {CANARY} failed at benchmark gate" in r.output
+    assert m.group(0) in r.output
+
+    for host, dyn in ((GB200, dyns[1]), (MI355X, dyns[2])):
+        assert rows[host]["status"] == "not started", rows[host]
+        assert CANARY in rows[host]["reason"], rows[host]
+        assert not namespace_exists(dyn, NAMESPACE), host
