@@ -108,6 +108,10 @@ def match_any(patterns: Any, *names: str) -> bool:
     return False
 
 
+# Namespaces whose workloads kubesim bootstraps as already running (cluster.py) and never reconciles.
+PLATFORM_NAMESPACES = ("dynamo-system",)
+
+
 @dataclass
 class PodRuntime:
     uid: str
@@ -551,6 +555,8 @@ class Controllers:
         for key in ("apps/deployments", "apps/statefulsets"):
             for wl in self.store.items(key):
                 m = wl["metadata"]
+                if m.get("namespace") in PLATFORM_NAMESPACES:
+                    continue  # the cluster's own platform (the Dynamo operator) is up before any client
                 ns, name = m["namespace"], m["name"]
                 spec = wl.get("spec") or {}
                 replicas = spec.get("replicas", 1) if spec.get("replicas") is not None else 1
