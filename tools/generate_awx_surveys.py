@@ -90,9 +90,6 @@ SPEC_ALIASES = {
 
 # Variables no argument spec declares (yet): type and description only, never choices.
 FALLBACK = {
-    "benchmark_concurrency": {"type": "str", "description": "Benchmark concurrency: one value, or a list for a sweep (e.g. 16 or [4, 8, 16]); defaults to the target's published operating point."},
-    "benchmark_request_count": {"type": "int", "description": "Benchmark request count; defaults to the target's."},
-    "benchmark_tolerance": {"type": "float", "description": "Allowed shortfall against the expected performance, as a fraction (default 0.10 = 10%)."},
     "rollout_serial": {"type": "str", "description": "Clusters per batch, one number or percentage (e.g. 1 or 25%); default: the canary group, then 50% at a time."},
     "rollout_benchmark_gate": {"type": "bool", "description": "Gate each cluster on a short benchmark."},
 }
@@ -120,7 +117,8 @@ EXTRA_NOTES = {
 }
 
 BOOL_CHOICES = ["false", "true"]
-AWX_TYPES = {"str": "text", "int": "integer", "float": "float"}
+# A raw option (e.g. benchmark_concurrency: one value or a sweep list) is asked as text; the role parses it.
+AWX_TYPES = {"str": "text", "raw": "text", "int": "integer", "float": "float"}
 
 
 def _plain(text: str) -> str:
