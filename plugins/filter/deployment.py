@@ -117,22 +117,6 @@ def aiperf_job(plan, namespace, run_id, concurrency, request_count, image, deadl
         extra_args=list(extra_args or []))
 
 
-def access_reviews(checks, namespace):
-    """SelfSubjectAccessReviews for ``checks`` ({verb, group, resource[, subresource]}), sent in one call."""
-    if not isinstance(checks, list):
-        raise AnsibleFilterError("access_reviews: expected a list of {verb, group, resource[, subresource]}.")
-    reviews = []
-    for check in checks:
-        attributes = {"namespace": _require_namespace(namespace, "access_reviews"), "verb": check["verb"],
-                      "group": check.get("group", ""), "resource": check["resource"]}
-        if check.get("subresource"):
-            attributes["subresource"] = check["subresource"]
-        reviews.append({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                        "metadata": {"generateName": "inferops-preflight-"},
-                        "spec": {"resourceAttributes": attributes}})
-    return reviews
-
-
 def node_capacity(nodes, gpu_resource, extra_resources=None):
     if not isinstance(nodes, list):
         raise AnsibleFilterError("node_capacity: expected the 'resources' list of a kubernetes.core.k8s_info on Nodes.")
@@ -160,7 +144,6 @@ class FilterModule:
             "trace_stage_job": trace_stage_job,
             "plan_report": plan_report,
             "node_capacity": node_capacity,
-            "access_reviews": access_reviews,
             "benchmark_estimate": benchmark_estimate,
             "aiperf_job": aiperf_job,
             "rollout_summary": rollout_summary,

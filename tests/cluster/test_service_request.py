@@ -3,15 +3,12 @@ the recipe's smoke prompt answers READY, a 5xx answer fails with its status, che
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
+from module_runner import run_tasks as run_module_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -24,30 +21,7 @@ SMOKE = {"model": MODEL, "messages": [{"role": "user", "content": "Reply with ex
 
 
 def run_tasks(tmp_path: Path, cluster, tasks: list[dict], check: bool = False) -> list[dict]:
-    """Run ``tasks`` on localhost with the cluster as module_defaults; returns each task's registered result."""
-    out_dir = tmp_path / "results"
-    out_dir.mkdir(exist_ok=True)
-    body = []
-    for i, task in enumerate(tasks):
-        body.append({**task, "register": f"r{i}", "ignore_errors": True})
-        body.append({"name": f"dump r{i}", "check_mode": False, "ansible.builtin.copy": {
-            "content": "{{ r%d | to_json }}" % i, "dest": str(out_dir / f"r{i}.json")}})
-    play = [{"hosts": "localhost", "gather_facts": False, "vars": {"ansible_python_interpreter": sys.executable},
-             "module_defaults": {"group/inferops.dynamo.k8s": {"kubeconfig": cluster.kubeconfig,
-                                                                "context": cluster.context}},
-             "tasks": body}]
-    pb = tmp_path / "play.yml"
-    pb.write_text(yaml.safe_dump(play, sort_keys=False))
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_HOME": str(tmp_path / "home")}
-    argv = [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(pb)] + (["--check"] if check else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, timeout=180, check=False)
-    results = []
-    for i in range(len(tasks)):
-        f = out_dir / f"r{i}.json"
-        assert f.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-        results.append(json.loads(f.read_text()))
-    return results
+    return run_module_tasks(tmp_path, cluster, tasks, check=check)[0]
 
 
 def request_task(namespace: str, service: str, **opts) -> dict:

@@ -4,10 +4,7 @@ a downloading Job (progress + the progress callback) and an unreachable API."""
 
 from __future__ import annotations
 
-import json
-import os
 import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -15,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from module_runner import run_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -22,34 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0"
 MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
-
-
-def run_tasks(tmp_path: Path, cluster, tasks: list[dict], env: dict | None = None, kubeconfig: str | None = None):
-    """Run ``tasks`` on localhost; every task registering ``r<N>`` is dumped to JSON. Returns (results, stdout)."""
-    out_dir = tmp_path / "results"
-    out_dir.mkdir(exist_ok=True)
-    body = []
-    for i, task in enumerate(tasks):
-        body.append({**task, "register": f"r{i}", "ignore_errors": True})
-        body.append({"name": f"dump r{i}", "ansible.builtin.copy": {
-            "content": "{{ r%d | to_json }}" % i, "dest": str(out_dir / f"r{i}.json")}})
-    play = [{"hosts": "localhost", "gather_facts": False,
-             "vars": {"ansible_python_interpreter": sys.executable},
-             "module_defaults": {"group/inferops.dynamo.k8s": {"kubeconfig": kubeconfig or cluster.kubeconfig,
-                                                                "context": cluster.context}},
-             "tasks": body}]
-    pb = tmp_path / "play.yml"
-    pb.write_text(yaml.safe_dump(play, sort_keys=False))
-    full_env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_HOME": str(tmp_path / "home"), **(env or {})}
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(pb)],
-                          capture_output=True, text=True, cwd=REPO, env=full_env, timeout=180, check=False)
-    results = []
-    for i in range(len(tasks)):
-        f = out_dir / f"r{i}.json"
-        assert f.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
-        results.append(json.loads(f.read_text()))
-    return results, proc.stdout + proc.stderr
 
 
 def status_task(name: str, namespace: str, kind: str = "DynamoGraphDeployment", **opts) -> dict:

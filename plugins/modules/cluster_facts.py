@@ -1,0 +1,165 @@
+#!/usr/bin/python
+# Copyright: contributors to inferops.dynamo
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: cluster_facts
+short_description: Answer several reads and permission checks about one cluster in a single task
+version_added: "0.2.0"
+description:
+  - Runs every read of O(reads) (a named object, or a list by label selectors, in a namespace or cluster-wide) and
+    every permission of O(access_checks) (one C(SelfSubjectAccessReview) each) through one API client, and returns
+    them by name.
+  - Each read is shaped like the result of M(kubernetes.core.k8s_info), C(api_found) and C(resources), so a play
+    that used separate C(k8s_info) tasks reads the same keys. Replacing a dozen such tasks by one matters on a
+    fleet. Each task costs a Python process and a Kubernetes client import on the control node, and that CPU,
+    not the clusters, is what slows a rollout to many clusters from one controller.
+  - A read that the API refuses (for example C(403) on Nodes for namespace-scoped credentials) is an answer, not a
+    failure. It comes back with C(error) and C(status) and without C(resources), so the play decides what it means.
+  - The module fails only when the API does not answer or refuses the credentials (C(401)). The message names the
+    kubeconfig, context and host it tried.
+  - Whether a resource is served comes from one discovery request per group-version (C(/apis/<group>/<version>)),
+    so a missing CRD is reported as C(api_found=false), as with C(k8s_info).
+  - The logic lives in the C(inferops.dynamo.cluster_reads) module_utils (plain functions), and the client in
+    C(inferops.dynamo.k8s_client).
+author:
+  - inferops.dynamo contributors
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  reads:
+    description:
+      - The reads to run, by the name under which each result is returned in RV(reads).
+      - Each read has C(api_version) and C(plural) (for example C(v1) and C(nodes), C(nvidia.com/v1beta1) and
+        C(dynamographdeployments)), and optionally C(namespace) (cluster-wide when omitted) and C(name) (one object).
+      - Without C(name), C(label_selectors) is a list of selectors that must all match (as in M(kubernetes.core.k8s_info)).
+        C(any_label_selectors) is a list of selectors where one match is enough, and the union is returned once
+        per object.
+    type: dict
+    default: {}
+  access_checks:
+    description:
+      - Permissions to check in O(access_namespace), each a dict with C(verb) and C(resource), and optionally
+        C(group) (empty for the core group), C(subresource) and C(name).
+    type: list
+    elements: dict
+    default: []
+  access_namespace:
+    description:
+      - Namespace of the O(access_checks); required with them.
+    type: str
+notes:
+  - Supports check mode; nothing is changed (C(changed) is always false). The access reviews are created, as
+    C(kubectl auth can-i) does, and the API server does not store them.
+requirements:
+  - kubernetes >= 24.2.0 (Python client)
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+seealso:
+  - module: kubernetes.core.k8s_info
+  - module: inferops.dynamo.workload_status
+"""
+
+EXAMPLES = r"""
+- name: Everything a preflight needs to know, in one API session
+  inferops.dynamo.cluster_facts:
+    reads:
+      namespace: {api_version: v1, plural: namespaces, name: dynamo}
+      dgds: {api_version: nvidia.com/v1beta1, plural: dynamographdeployments, namespace: dynamo}
+      gpu_nodes: {api_version: v1, plural: nodes, label_selectors: ["nvidia.com/gpu.product=NVIDIA-GB300"]}
+      operators:
+        api_version: apps/v1
+        plural: deployments
+        any_label_selectors:
+          - app.kubernetes.io/name=dynamo-operator
+          - app.kubernetes.io/name=dynamo-platform-dynamo-operator
+    access_namespace: dynamo
+    access_checks:
+      - {verb: create, group: batch, resource: jobs}
+      - {verb: get, resource: pods, subresource: log}
+  register: cluster
+
+- name: Stop when the CRD is missing
+  ansible.builtin.assert:
+    that: cluster.reads.dgds.api_found
+    fail_msg: Install the Dynamo platform first.
+
+- name: Stop when a permission is missing
+  ansible.builtin.assert:
+    that: cluster.denied | length == 0
+    fail_msg: "These credentials may not {{ cluster.denied | join(', ') }}."
+"""
+
+RETURN = r"""
+reads:
+  description: One entry per read of O(reads), by its name.
+  returned: success
+  type: dict
+  sample:
+    namespace: {api_found: true, resources: [{metadata: {name: dynamo}}]}
+    gpu_nodes: {api_found: true, status: 403, error: 'GET /api/v1/nodes answered 403: Forbidden: nodes is forbidden'}
+    dgds: {api_found: false, resources: []}
+  contains:
+    api_found:
+      description: Whether the API server serves the resource (false when its CRD is not installed).
+      type: bool
+    resources:
+      description: The objects found (empty when none, or when the named object does not exist). Absent on error.
+      type: list
+      elements: dict
+    status:
+      description: HTTP status of a refused read (for example 403).
+      type: int
+    error:
+      description: The API server's answer to a refused read.
+      type: str
+access:
+  description: The O(access_checks), each with C(allowed) and the API server's C(reason).
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - {verb: create, group: batch, resource: jobs, allowed: true, reason: ""}
+denied:
+  description: The checks that are not allowed, spelled as C(kubectl auth can-i) takes them (C(create jobs.batch)).
+  returned: success
+  type: list
+  elements: str
+  sample: [create dynamographdeployments.nvidia.com]
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import cluster_reads as cr  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec=dict(
+            kc.AUTH_ARG_SPEC,
+            reads=dict(type="dict", default={}),
+            access_checks=dict(type="list", elements="dict", default=[]),
+            access_namespace=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    kc.mask_inline_kubeconfig(module)
+    p = module.params
+    try:
+        result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"])
+    except cr.ReadSpecError as exc:
+        module.fail_json(msg=str(exc), changed=False)
+    except kc.K8sError as exc:
+        module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
