@@ -13,9 +13,9 @@ Profiles, i.e. how long an emulated cluster takes to do its own work:
 
 * ``cluster-bound``: the model download Job takes 30 s and the workers 60 s to become Ready, and the
   roles poll at their production defaults (every 30 s at most; the module returns as soon as the
-  workload is ready). Real clusters are slower still: workers "may take up to 30 min for the model
-  weights to load" and a cold download of this model takes an hour or more. This is what a fleet
-  rollout looks like, scaled down.
+  workload is ready). Real clusters are slower still: Dynamo's maintainers report up to 30 minutes
+  for a worker to load its weights (PR #5770) and an hour or more for a large model's download
+  (PR #5479). This is what a fleet rollout looks like, scaled down.
 * ``controller-bound``: 1 s for both, and the rehearsal inventory's 2 s polls. The clusters answer
   at once, so what is measured is the control node's own CPU per cluster (a Python process per module
   task). With C CPU-seconds per cluster and K cores, N clusters cannot take less than N*C/K seconds:
