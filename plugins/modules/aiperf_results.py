@@ -24,6 +24,8 @@ description:
   - The parsing lives in the C(inferops.dynamo.aiperf) module_utils; this module is a thin wrapper.
 author:
   - inferops.dynamo contributors
+extends_documentation_fragment:
+  - inferops.dynamo.attributes
 options:
   src:
     description:
@@ -73,11 +75,6 @@ notes:
   - Supports check mode; the module never changes anything (C(changed) is always false).
   - AIPerf reports C(request_count) for successful requests only; the module reports C(requests_passing),
     C(requests_failing) and C(requests_total) = passing + failing.
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 seealso:
   - name: AIPerf
     description: NVIDIA's benchmarking tool for generative AI inference servers.

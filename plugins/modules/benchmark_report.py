@@ -23,6 +23,8 @@ description:
   - A run is gated when the target's status is C(validated) and it has comparable published figures
     (unless O(context.gated) says otherwise); otherwise the report says it is reported only.
   - Files whose content is unchanged are not rewritten; C(changed) is true only when a file is new or differs.
+extends_documentation_fragment:
+  - inferops.dynamo.attributes
 options:
   dest:
     description:
@@ -77,11 +79,6 @@ author:
 notes:
   - Supports check mode; it reports C(changed) without writing.
   - The charts are hand-written standalone SVG (no plotting library), deterministic for the same inputs.
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 seealso:
   - module: inferops.dynamo.aiperf_results
 """

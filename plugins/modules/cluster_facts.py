@@ -28,6 +28,7 @@ description:
 author:
   - inferops.dynamo contributors
 extends_documentation_fragment:
+  - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
 options:
   reads:
@@ -56,11 +57,6 @@ notes:
     C(kubectl auth can-i) does, and the API server does not store them.
 requirements:
   - kubernetes >= 24.2.0 (Python client)
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 seealso:
   - module: kubernetes.core.k8s_info
   - module: inferops.dynamo.workload_status

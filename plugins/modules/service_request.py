@@ -20,6 +20,7 @@ description:
 author:
   - inferops.dynamo contributors
 extends_documentation_fragment:
+  - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
 options:
   namespace:
@@ -87,11 +88,6 @@ notes:
   - The Kubernetes service proxy buffers streaming answers (C(stream=true)); ask for non-streamed answers.
 requirements:
   - kubernetes >= 24.2.0 (Python client)
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 seealso:
   - module: inferops.dynamo.workload_status
   - module: ansible.builtin.uri

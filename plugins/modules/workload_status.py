@@ -28,6 +28,7 @@ description:
 author:
   - inferops.dynamo contributors
 extends_documentation_fragment:
+  - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
 options:
   kind:
@@ -93,11 +94,6 @@ notes:
     log tails for a running Job (progress) and, once, for the diagnosis.
 requirements:
   - kubernetes >= 24.2.0 (Python client)
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 seealso:
   - module: inferops.dynamo.service_request
   - module: kubernetes.core.k8s_info
