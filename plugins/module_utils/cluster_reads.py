@@ -53,13 +53,17 @@ def validate_check(check) -> dict:
     if unknown:
         raise ReadSpecError(f"access check {check!r}: unknown key(s) {', '.join(unknown)}; "
                             f"valid: {', '.join(sorted(CHECK_KEYS))}")
-    return {k: check[k] for k in ("verb", "group", "resource", "subresource", "name") if check.get(k) is not None}
+    return {k: v for k, v in check.items() if v is not None}
 
 
-def _refuse_credentials(resp: kc.Response, path: str, api: kc.K8sApi) -> None:
+def _refuse_credentials(resp: kc.Response, what: str, api: kc.K8sApi) -> None:
     if resp.status == 401:
         raise kc.K8sApiError(401, f"the API server refused the credentials ({api.target}): "
-                                  f"{kc.api_error(resp, 'GET ' + path)}", resp.text)
+                                  f"{kc.api_error(resp, what)}", resp.text)
+
+
+def _refused(resp: kc.Response, what: str) -> dict:
+    return {"api_found": True, "status": resp.status, "error": str(kc.api_error(resp, what))}
 
 
 def api_served(api: kc.K8sApi, api_version: str, plural: str, cache: dict) -> bool:
@@ -67,7 +71,7 @@ def api_served(api: kc.K8sApi, api_version: str, plural: str, cache: dict) -> bo
     if api_version not in cache:
         path = kc.api_prefix(api_version)
         resp = api.request("GET", path)
-        _refuse_credentials(resp, path, api)
+        _refuse_credentials(resp, f"GET {path}", api)
         names = set()
         if resp.status < 400:
             names = {r.get("name") for r in (resp.json().get("resources") or [])}
@@ -77,7 +81,7 @@ def api_served(api: kc.K8sApi, api_version: str, plural: str, cache: dict) -> bo
 
 def _get(api: kc.K8sApi, path: str, query: dict | None = None) -> tuple[int, dict | None, kc.Response]:
     resp = api.request("GET", path, query=query)
-    _refuse_credentials(resp, path, api)
+    _refuse_credentials(resp, f"GET {path}", api)
     return resp.status, (resp.json() if resp.status < 400 else None), resp
 
 
@@ -91,7 +95,7 @@ def read(api: kc.K8sApi, spec: dict, discovery: dict) -> dict:
         if status == 404:
             return {"api_found": True, "resources": []}
         if status >= 400:
-            return {"api_found": True, "status": status, "error": str(kc.api_error(resp, f"GET {path}"))}
+            return _refused(resp, f"GET {path}")
         return {"api_found": True, "resources": [doc]}
     selectors = spec["any_label_selectors"] or [",".join(spec["label_selectors"])]
     found: dict[str, dict] = {}
@@ -99,7 +103,7 @@ def read(api: kc.K8sApi, spec: dict, discovery: dict) -> dict:
     for selector in selectors:
         status, doc, resp = _get(api, path, {"labelSelector": selector} if selector else None)
         if status >= 400:
-            return {"api_found": True, "status": status, "error": str(kc.api_error(resp, f"GET {path}"))}
+            return _refused(resp, f"GET {path}")
         for item in doc.get("items") or []:
             meta = item.get("metadata") or {}
             found.setdefault(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}", item)
@@ -115,8 +119,7 @@ def review_access(api: kc.K8sApi, namespace: str, checks: list[dict]) -> list[di
         resp = api.request("POST", path, body={"apiVersion": "authorization.k8s.io/v1",
                                                "kind": "SelfSubjectAccessReview",
                                                "spec": {"resourceAttributes": attributes}})
-        if resp.status == 401:
-            _refuse_credentials(resp, path, api)
+        _refuse_credentials(resp, f"POST {path}", api)
         if resp.status >= 400:
             out.append({**check, "allowed": False, "reason": str(kc.api_error(resp, f"POST {path}"))})
             continue
