@@ -13,15 +13,18 @@ export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 CLUSTERS ?= 1
 NODES ?=
+# kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers and kwok built by `make control-plane`).
+BACKEND ?= kubesim
 
 .PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean
+	rollout-demo bench clean control-plane
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
 	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, pytest)"
 	@echo "make setup  - create .venv and install pinned-range requirements (idempotent)"
-	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] / make sim-stop - rehearsal clusters"
+	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] [BACKEND=real] / make sim-stop - rehearsal clusters"
+	@echo "make control-plane - build kube-apiserver, etcd, controllers, kubectl and kwok once per machine"
 	@echo "make rollout-demo - three rehearsal clusters, progressive rollout"
 	@echo "make bench  - performance benchmarks under bench/"
 
@@ -63,8 +66,12 @@ unit: setup
 build: setup
 	$(BIN)/ansible-galaxy collection build --force .
 
-sim-start: setup
-	$(BIN)/python -m kubesim start --clusters $(CLUSTERS) $(if $(NODES),--nodes $(NODES)) \
+# The real control plane, built from the Go module proxy into ~/.cache/inferops-dynamo (a no-op once built).
+control-plane: setup
+	$(BIN)/python -m kubesim.control_plane build
+
+sim-start: setup $(if $(filter real,$(BACKEND)),control-plane)
+	$(BIN)/python -m kubesim start --backend $(BACKEND) --clusters $(CLUSTERS) $(if $(NODES),--nodes $(NODES)) \
 	  $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))
 
 sim-stop: setup
@@ -76,8 +83,8 @@ demo: setup
 	$(BIN)/python -m kubesim start --clusters 1 $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))
 	$(BIN)/ansible-playbook playbooks/demo.yml -e sku=$(SKU) -e mode=$(MODE)
 
-rollout-demo: setup
-	$(BIN)/python -m kubesim start --clusters 3 --nodes gb300:2,gb200:2,mi355x:1,b200:1 \
+rollout-demo: setup $(if $(filter real,$(BACKEND)),control-plane)
+	$(BIN)/python -m kubesim start --backend $(BACKEND) --clusters 3 --nodes gb300:2,gb200:2,mi355x:1,b200:1 \
 	  $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))
 	$(BIN)/ansible-playbook -i inventories/rehearsal-multi playbooks/rollout.yml
 

@@ -24,6 +24,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--download-seconds", type=float, default=3.0)
     p.add_argument("--ready-seconds", type=float, default=2.0)
     p.add_argument("--speed-factor", type=float, default=1.0)
+    p.add_argument("--backend", choices=api.BACKENDS, default="kubesim",
+                   help="kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers, kwok)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("args", nargs="*", help="positional values or key=value")
     a = ap.parse_args(argv)
 
+    if a.cmd == "_daemon" and a.backend == "real":
+        from .control_plane.cluster import RealConfig
+        from .control_plane.daemon import run_daemon as run_real
+
+        return run_real(a.clusters, a.state_dir, RealConfig(nodes=a.nodes, rdma=a.rdma,
+                                                            storage_classes=a.storage_classes, crd_dir=a.crd_dir))
     if a.cmd == "_daemon":
         from .daemon import run_daemon
 
@@ -57,13 +65,16 @@ def main(argv: list[str] | None = None) -> int:
             cs = api.start(a.clusters, nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes,
                            crd_dir=a.crd_dir, state_dir=a.state_dir, runnable_images=a.runnable_images,
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
-                           speed_factor=a.speed_factor)
+                           speed_factor=a.speed_factor, backend=a.backend)
         except (RuntimeError, TimeoutError) as exc:
             print(f"kubesim: {exc}", file=sys.stderr)
             return 1
-        print(f"kubesim daemon pid {cs.pid}; kubeconfig {cs.kubeconfig}")
-        for c in cs:
-            print(f"  {c.context}: {c.base_url}")
+        info = cs.info
+        took = f" in {info['start_seconds']} s" if "start_seconds" in info else ""
+        print(f"{cs.backend} backend pid {cs.pid}{took}; kubeconfig {cs.kubeconfig}")
+        for c, ci in zip(cs, info["clusters"], strict=True):
+            extra = f" (namespace-scoped: {c.team_context}, {ci['start_seconds']} s)" if c.team_context else ""
+            print(f"  {c.context}: {c.base_url}{extra}")
         return 0
     if a.cmd == "stop":
         print("kubesim stopped" if api.stop(a.state_dir) else "kubesim was not running")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_STATE_DIR = ".kubesim"
+BACKENDS = ("kubesim", "real")
 
 # the positional argument of each fault on the command line
 FAULT_ARGS: dict[str, list[str]] = {
@@ -70,10 +72,12 @@ class Cluster:
     port: int
     kubeconfig: str
     control_port: int
+    server: str = ""
+    team_context: str = ""
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.server or f"http://127.0.0.1:{self.port}"
 
     @property
     def name(self) -> str:
@@ -101,7 +105,9 @@ class Cluster:
         deadline = time.time() + timeout
         while True:
             try:
-                urllib.request.urlopen(self.base_url + "/version", timeout=2).read()
+                # Liveness only (any HTTP answer): the real backend's CA is checked by every client.
+                ctx = ssl._create_unverified_context() if self.base_url.startswith("https") else None
+                urllib.request.urlopen(self.base_url + "/version", timeout=2, context=ctx).read()
                 return
             except urllib.error.HTTPError:
                 return  # 401 means it answers
@@ -117,7 +123,10 @@ class ClusterSet:
         self.info = info
         self.pid: int = info["pid"]
         self.kubeconfig = info["kubeconfig"]
-        self.clusters = [Cluster(c["index"], c["context"], c["port"], info["kubeconfig"], info["control_port"])
+        self.backend: str = info.get("backend", "kubesim")
+        self.clusters = [Cluster(c["index"], c["context"], c["port"], info["kubeconfig"], info["control_port"],
+                                 server=c.get("base_url", "") if self.backend != "kubesim" else "",
+                                 team_context=c.get("team_context", ""))
                          for c in info["clusters"]]
 
     def __getitem__(self, i: int) -> Cluster:
@@ -159,6 +168,16 @@ def _pid_alive(pid: int) -> bool:
 def stop(state_dir: str | Path = DEFAULT_STATE_DIR, timeout: float = 15) -> bool:
     """Stop the daemon of ``state_dir``; True when one was running."""
     state = Path(state_dir)
+    try:
+        return _stop_daemon(state, timeout)
+    finally:
+        if (state / "netns.json").exists() or any(state.glob("*/pids.json")):
+            from .control_plane.daemon import cleanup_leftovers
+
+            cleanup_leftovers(state)
+
+
+def _stop_daemon(state: Path, timeout: float) -> bool:
     pidfile = state / "kubesim.pid"
     if not pidfile.exists():
         return False
@@ -211,12 +230,24 @@ def attach(state_dir: str | Path = DEFAULT_STATE_DIR) -> ClusterSet:
 def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, storage_classes: str | None = None,
           crd_dir: str | None = None, state_dir: str | Path = DEFAULT_STATE_DIR,
           runnable_images: str | None = None, download_seconds: float = 3.0, ready_seconds: float = 2.0,
-          speed_factor: float = 1.0, timeout: float = 60) -> ClusterSet:
-    """Start ``clusters`` rehearsal clusters in one background daemon; returns once all answer."""
+          speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None) -> ClusterSet:
+    """Start ``clusters`` rehearsal clusters in one background daemon; returns once all answer.
+
+    ``backend="real"`` starts real control planes (kubesim.control_plane) instead of kubesim."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    if backend == "real":
+        from .control_plane import build
+
+        if not build.built():
+            raise RuntimeError(f"the real control plane is not built in {build.bin_dir()}: run `make control-plane`")
+    if timeout is None:
+        timeout = 60 if backend == "kubesim" else 120 + 60 * clusters
     state = Path(state_dir)
     state.mkdir(parents=True, exist_ok=True)
     stop(state)
-    argv = [sys.executable, "-m", "kubesim", "_daemon", "--clusters", str(clusters), "--state-dir", str(state),
+    argv = [sys.executable, "-m", "kubesim", "_daemon", "--backend", backend,
+            "--clusters", str(clusters), "--state-dir", str(state),
             "--download-seconds", str(download_seconds), "--ready-seconds", str(ready_seconds),
             "--speed-factor", str(speed_factor)]
     if nodes:

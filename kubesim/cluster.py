@@ -15,6 +15,7 @@ from . import store as st
 from .openapi import load_crd
 from .resources import Resource
 from .server import VERSION, ApiListener, parse_json_or_yaml, split_path
+from .standins import storage
 from .store import ApiError, Store
 
 log = logging.getLogger("kubesim")
@@ -110,10 +111,10 @@ def parse_storage_classes(spec: str) -> list[dict]:
         modes = modes or "RWO"
         sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
               "metadata": {"name": name, "annotations": {
-                  "kubesim.io/access-modes": modes.upper()}},
+                  storage.ACCESS_MODES_ANNOTATION: modes.upper()}},
               # Real provisioner names, so clients that judge a class by its provisioner (the
               # collection's preflight) see what they would see on a cluster.
-              "provisioner": "nfs.csi.k8s.io" if "RWX" in modes.upper() else "rancher.io/local-path",
+              "provisioner": storage.RWX_PROVISIONER if "RWX" in modes.upper() else storage.RWO_PROVISIONER,
               "reclaimPolicy": "Delete",
               "volumeBindingMode": "Immediate", "allowVolumeExpansion": True}
         if i == 0:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .standins import storage
 from .store import now, rand_suffix, selector_matches
 
 if TYPE_CHECKING:
@@ -236,14 +237,6 @@ class Controllers:
                 "storageclass.kubernetes.io/is-default-class") == "true"), None)
         return next((s for s in scs if s["metadata"]["name"] == name), None)
 
-    @staticmethod
-    def _sc_modes(sc: dict) -> set[str]:
-        ann = (sc["metadata"].get("annotations") or {}).get("kubesim.io/access-modes")
-        if ann:
-            return {{"RWX": "ReadWriteMany", "RWO": "ReadWriteOnce", "ROX": "ReadOnlyMany",
-                     "RWOP": "ReadWriteOncePod"}.get(a.strip(), a.strip()) for a in ann.split("+")} | {"ReadWriteOnce", "ReadWriteOncePod"}
-        return {"ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany", "ReadOnlyMany"}
-
     def reconcile_pvcs(self) -> None:
         for pvc in self.store.items("/persistentvolumeclaims"):
             if (pvc.get("status") or {}).get("phase") == "Bound":
@@ -259,29 +252,18 @@ class Controllers:
                     problem = ("FailedBinding", "no persistent volumes available for this claim and no storage class is set")
                 else:
                     problem = ("ProvisioningFailed", f'storageclass.storage.k8s.io "{scname}" not found')
-            else:
-                bad = [a for a in modes if a not in self._sc_modes(sc)]
-                if bad:
-                    problem = ("ProvisioningFailed",
-                               f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": '
-                               f"rpc error: code = InvalidArgument desc = access mode {bad[0]} is not supported")
+            elif storage.provisioning_problem(pvc, sc):
+                problem = ("ProvisioningFailed", storage.provisioning_problem(pvc, sc))
             if problem:
                 self.event(pvc, "Warning", problem[0], problem[1], "persistentvolume-controller")
                 self.store.raw_set_status("/persistentvolumeclaims", m["namespace"], m["name"], {"phase": "Pending"})
                 continue
-            size = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")
-            pv_name = f'pvc-{m["uid"]}'
+            size = storage.requested_size(pvc)
             d = self.volumes_dir / m["namespace"] / m["name"]
             d.mkdir(parents=True, exist_ok=True)
-            self.store.raw_put("/persistentvolumes", {
-                "apiVersion": "v1", "kind": "PersistentVolume",
-                "metadata": {"name": pv_name, "annotations": {"pv.kubernetes.io/provisioned-by": "kubesim.io/local"}},
-                "spec": {"capacity": {"storage": size}, "accessModes": modes,
-                         "persistentVolumeReclaimPolicy": "Delete", "storageClassName": sc["metadata"]["name"],
-                         "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": m["name"],
-                                      "namespace": m["namespace"], "uid": m["uid"]},
-                         "hostPath": {"path": str(d)}, "volumeMode": "Filesystem"},
-                "status": {"phase": "Bound"}})
+            pv = storage.persistent_volume(pvc, sc, str(d))
+            pv_name = pv["metadata"]["name"]
+            self.store.raw_put("/persistentvolumes", {**pv, "status": {"phase": "Bound"}})
             new = copy.deepcopy(pvc)
             new["spec"]["volumeName"] = pv_name
             new["spec"].setdefault("storageClassName", sc["metadata"]["name"])
@@ -290,7 +272,7 @@ class Controllers:
             new["status"] = {"phase": "Bound", "accessModes": modes, "capacity": {"storage": size}}
             self.store.raw_put("/persistentvolumeclaims", new)
             self.event(pvc, "Normal", "ProvisioningSucceeded",
-                       f'Successfully provisioned volume {pv_name}', "kubesim.io/local")
+                       f'Successfully provisioned volume {pv_name}', sc.get("provisioner", ""))
 
     def pvc_dir(self, ns: str, claim: str) -> Path:
         return self.volumes_dir / ns / claim

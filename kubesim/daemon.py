@@ -48,7 +48,7 @@ class Daemon:
     def start(self) -> dict:
         for c in self.clusters:
             c.start()
-        self.control = _control_server(self)
+        self.control = control_server(self)
         threading.Thread(target=self.control.serve_forever, name="control", daemon=True).start()
         info = self.info()
         (self.state_dir / "kubeconfig").write_text(kubeconfig_text(info["clusters"], self.config.token))
@@ -66,6 +66,11 @@ class Daemon:
                               "base_url": f"http://127.0.0.1:{c.port}", "api_up": c.listener.is_up,
                               "faults": c.faults.snapshot()} for c in self.clusters]}
 
+    def fault(self, index: int, kind: str, args: dict) -> dict:
+        c = self.clusters[index]
+        faults = c.set_fault(kind, args)
+        return {"cluster": c.index, "faults": faults, "api_up": c.listener.is_up}
+
     def stop(self) -> None:
         for c in self.clusters:
             c.stop()
@@ -75,7 +80,8 @@ class Daemon:
         self.stopped.set()
 
 
-def _control_server(daemon: Daemon) -> ThreadingHTTPServer:
+def control_server(daemon) -> ThreadingHTTPServer:
+    """Loopback endpoint for status and faults; ``daemon`` has info(), fault(i, kind, args) and stop()."""
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -101,9 +107,7 @@ def _control_server(daemon: Daemon) -> ThreadingHTTPServer:
             body = json.loads(self.rfile.read(n) or b"{}")
             if self.path.startswith("/fault"):
                 try:
-                    c = daemon.clusters[int(body.get("cluster", 0))]
-                    faults = c.set_fault(body["fault"], body.get("args") or {})
-                    self._reply(200, {"cluster": c.index, "faults": faults, "api_up": c.listener.is_up})
+                    self._reply(200, daemon.fault(int(body.get("cluster", 0)), body["fault"], body.get("args") or {}))
                 except (ValueError, KeyError, IndexError) as exc:
                     self._reply(400, {"error": str(exc)})
             elif self.path.startswith("/shutdown"):

@@ -1,0 +1,1 @@
+"""The real Kubernetes control plane as a rehearsal backend: build, start, stop."""

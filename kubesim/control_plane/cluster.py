@@ -1,0 +1,345 @@
+"""One real control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok,
+each a process of ours inside the cluster's network namespace, plus the objects a platform team
+would have installed before our collection arrives (GPU nodes, storage classes, the Dynamo CRDs and
+operator, a namespace-scoped deployer)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..cluster import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
+from . import build, netns, pki
+
+log = logging.getLogger("kubesim.control_plane")
+
+HERE = Path(__file__).resolve().parent
+KWOK_STAGES = HERE / "kwok-stages.yaml"
+API_PORT = 6443
+KUBELET_PORT = 10250
+# The fake-node annotation kwok manages; nodes without it are left alone.
+KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+TEAM_NAMESPACE = "team-a"
+TEAM_SERVICE_ACCOUNT = "deployer"
+TOKEN_SECONDS = 30 * 24 * 3600
+
+
+@dataclass
+class RealConfig:
+    nodes: str
+    rdma: bool = True
+    storage_classes: str = "shared-rwx:RWX,local-rwo:RWO"
+    crd_dir: str | None = None
+    catalog: str = str(REPO_ROOT / "catalog" / "skus.yml")
+    extra: dict = field(default_factory=dict)
+
+
+class Processes:
+    """The children of one cluster, by pid, so a stop (or the next start) can always find them."""
+
+    def __init__(self, record: Path):
+        self.record = record
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def spawn(self, name: str, argv: list[str], log_file: Path) -> subprocess.Popen:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_file, "ab") as fh:
+            proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        self.procs[name] = proc
+        self._save()
+        return proc
+
+    def _save(self) -> None:
+        self.record.write_text(json.dumps({n: p.pid for n, p in self.procs.items()}))
+
+    def dead(self) -> dict[str, int]:
+        return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
+
+    def stop(self, timeout: float = 5) -> None:
+        # Reverse start order: clients before the API server, the API server before etcd.
+        for name in reversed(list(self.procs)):
+            p = self.procs[name]
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        deadline = time.time() + timeout
+        for p in self.procs.values():
+            try:
+                p.wait(max(0.1, deadline - time.time()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs.clear()
+        self.record.unlink(missing_ok=True)
+
+
+def kill_recorded(record: Path) -> None:
+    """Kill what an earlier, crashed supervisor left behind (by the pids it recorded)."""
+    try:
+        pids = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return
+    for pid in pids.values():
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    record.unlink(missing_ok=True)
+
+
+class RealCluster:
+    def __init__(self, index: int, state_dir: Path, config: RealConfig, ns: netns.Netns):
+        self.index = index
+        self.name = f"kubesim-{index}"
+        self.config = config
+        self.ns = ns
+        self.dir = state_dir / str(index)
+        self.procs = Processes(self.dir / "pids.json")
+        self.bins = build.binaries()
+        self.pki: pki.Pki | None = None
+        self.team_token = ""
+        self.started_s = 0.0
+        self.standins = StandIns(self.name, self.dir)
+
+    # ------------------------------------------------------------------ addresses
+    @property
+    def server(self) -> str:
+        return f"https://{self.ns.ns_ip}:{API_PORT}"
+
+    def _kubeconfig(self, server: str) -> dict:
+        assert self.pki
+        return {"apiVersion": "v1", "kind": "Config",
+                "clusters": [{"name": self.name, "cluster": {"server": server, "certificate-authority": self.pki.ca}}],
+                "users": [{"name": "admin", "user": {"client-certificate": self.pki.path("admin.crt"),
+                                                      "client-key": self.pki.path("admin.key")}}],
+                "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": "admin"}}],
+                "current-context": self.name}
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        t0 = time.monotonic()
+        kill_recorded(self.dir / "pids.json")
+        shutil.rmtree(self.dir, ignore_errors=True)
+        (self.dir / "logs").mkdir(parents=True)
+        netns.create(self.ns)
+        self.pki = pki.create(self.dir / "pki", apiserver_ips=(self.ns.ns_ip, "127.0.0.1", "10.96.0.1"),
+                              node_ips=(self.ns.ns_ip, "127.0.0.1"))
+        inner = self.dir / "inner.kubeconfig"
+        inner.write_text(yaml.safe_dump(self._kubeconfig(f"https://127.0.0.1:{API_PORT}")))
+        self._spawn("etcd", [
+            self.bins["etcd"], "--name", self.name, "--data-dir", str(self.dir / "etcd"),
+            "--listen-client-urls", "http://127.0.0.1:2379", "--advertise-client-urls", "http://127.0.0.1:2379",
+            "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+            "--initial-cluster", f"{self.name}=http://127.0.0.1:2380",
+            # A rehearsal cluster lives minutes; durability is not worth the fsync latency.
+            "--unsafe-no-fsync", "--log-level", "warn", "--quota-backend-bytes", str(2 * 1024**3)])
+        p = self.pki
+        self._spawn("kube-apiserver", [
+            self.bins["kube-apiserver"], "--etcd-servers", "http://127.0.0.1:2379",
+            "--bind-address", "0.0.0.0", "--secure-port", str(API_PORT), "--advertise-address", self.ns.ns_ip,
+            "--service-cluster-ip-range", netns.SERVICE_CIDR,
+            "--client-ca-file", p.ca, "--tls-cert-file", p.path("apiserver.crt"),
+            "--tls-private-key-file", p.path("apiserver.key"),
+            "--kubelet-client-certificate", p.path("apiserver-kubelet-client.crt"),
+            "--kubelet-client-key", p.path("apiserver-kubelet-client.key"),
+            "--kubelet-certificate-authority", p.ca, "--kubelet-preferred-address-types", "InternalIP",
+            "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file", p.path("sa.pub"), "--service-account-signing-key-file", p.path("sa.key"),
+            "--service-account-max-token-expiration", f"{TOKEN_SECONDS}s",
+            "--authorization-mode", "Node,RBAC", "--allow-privileged=true", "--profiling=false",
+            "--event-ttl", "1h"])
+        self.wait_ready()
+        common = ["--kubeconfig", str(inner), "--authentication-kubeconfig", str(inner),
+                  "--authorization-kubeconfig", str(inner), "--leader-elect=false", "--profiling=false"]
+        self._spawn("kube-controller-manager", [
+            self.bins["kube-controller-manager"], *common, "--bind-address", "127.0.0.1",
+            "--service-account-private-key-file", p.path("sa.key"), "--root-ca-file", p.ca,
+            "--use-service-account-credentials=true", "--cluster-name", self.name,
+            "--controllers", "*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"])
+        self._spawn("kube-scheduler", [self.bins["kube-scheduler"], *common, "--bind-address", "127.0.0.1"])
+        self._spawn("kwok", [
+            self.bins["kwok"], "--kubeconfig", str(inner), "--config", str(KWOK_STAGES),
+            "--manage-nodes-with-annotation-selector", "=".join(KWOK_NODE_ANNOTATION),
+            "--cidr", netns.POD_CIDR, "--node-ip", self.ns.ns_ip, "--node-port", str(KUBELET_PORT),
+            "--server-address", f"0.0.0.0:{KUBELET_PORT}",
+            "--tls-cert-file", p.path("kubelet.crt"), "--tls-private-key-file", p.path("kubelet.key"),
+            "--node-lease-duration-seconds", "40"])
+        self.bootstrap()
+        self.standins.start(self.client())
+        self.started_s = time.monotonic() - t0
+        log.info("%s: real control plane ready at %s in %.1f s", self.name, self.server, self.started_s)
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        self.procs.spawn(name, [*self.ns.exec_prefix(), *argv], self.dir / "logs" / f"{name}.log")
+
+    def stop(self) -> None:
+        self.standins.stop()
+        self.procs.stop()
+        netns.delete(self.ns)
+
+    # ------------------------------------------------------------------ readiness
+    def _ssl(self) -> ssl.SSLContext:
+        assert self.pki
+        ctx = ssl.create_default_context(cafile=self.pki.ca)
+        ctx.load_cert_chain(self.pki.path("admin.crt"), self.pki.path("admin.key"))
+        return ctx
+
+    def readyz(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.server + "/readyz", context=self._ssl(), timeout=3) as r:
+                return r.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def wait_ready(self, timeout: float = 180) -> None:
+        deadline = time.time() + timeout
+        while not self.readyz():
+            dead = self.procs.dead()
+            if dead:
+                name = next(iter(dead))
+                tail = (self.dir / "logs" / f"{name}.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{self.name}: {name} exited with {dead[name]}:\n{tail}")
+            if time.time() > deadline:
+                raise TimeoutError(f"{self.name}: kube-apiserver not ready at {self.server} after {timeout:.0f} s")
+            time.sleep(0.25)
+
+    # ------------------------------------------------------------------ the platform team's objects
+    def client(self):
+        from kubernetes import config
+
+        return config.new_client_from_config_dict(self._kubeconfig(self.server))
+
+    def bootstrap(self) -> None:
+        from kubernetes.dynamic import DynamicClient
+
+        dyn = DynamicClient(self.client())
+        catalog = load_catalog(self.config.catalog)
+        for path in self._crd_files():
+            crd = yaml.safe_load(Path(path).read_text())
+            _apply(dyn, crd)
+        for node in make_nodes(self.config.nodes, catalog, self.config.rdma):
+            node["metadata"].setdefault("annotations", {})[KWOK_NODE_ANNOTATION[0]] = KWOK_NODE_ANNOTATION[1]
+            # kwok's node-initialize stage writes the conditions; the API server dials this address.
+            node["status"].pop("conditions", None)
+            node["status"]["addresses"] = [{"type": "InternalIP", "address": self.ns.ns_ip},
+                                           {"type": "Hostname", "address": node["metadata"]["name"]}]
+            node["status"]["nodeInfo"]["containerRuntimeVersion"] = "kwok"
+            _create(dyn, node)
+        for sc in parse_storage_classes(self.config.storage_classes):
+            _create(dyn, sc)
+        for obj in yaml.safe_load_all((HERE / "platform.yaml").read_text()):
+            if obj:
+                _apply(dyn, obj)
+        self._wait_crds_established(dyn)
+        self.team_token = self._team_token()
+
+    def _crd_files(self) -> list[str]:
+        by_name = {p.name: p for p in sorted((HERE.parent / "crds").glob("*.yaml"))}
+        if self.config.crd_dir:
+            by_name.update({p.name: p for p in sorted(Path(self.config.crd_dir).glob("*.y*ml"))})
+        return [str(p) for p in by_name.values()]
+
+    def _wait_crds_established(self, dyn, timeout: float = 60) -> None:
+        api = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            items = api.get().to_dict()["items"]
+            if all(any(c["type"] == "Established" and c["status"] == "True"
+                       for c in (i.get("status") or {}).get("conditions") or []) for i in items):
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.name}: CRDs not established after {timeout:.0f} s")
+
+    def _team_token(self) -> str:
+        from kubernetes import client
+
+        core = client.CoreV1Api(self.client())
+        req = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(
+            audiences=[], expiration_seconds=TOKEN_SECONDS))
+        resp = core.create_namespaced_service_account_token(TEAM_SERVICE_ACCOUNT, TEAM_NAMESPACE, req)
+        return resp.status.token
+
+    def info(self) -> dict:
+        return {"index": self.index, "context": self.name, "team_context": f"{self.name}-team",
+                "team_namespace": TEAM_NAMESPACE, "base_url": self.server, "port": API_PORT,
+                "netns": self.ns.name, "host_ip": self.ns.host_ip, "ns_ip": self.ns.ns_ip,
+                "api_up": self.readyz(), "start_seconds": round(self.started_s, 1), "faults": {}}
+
+
+class StandIns:
+    """The stand-ins of one cluster, reconciling in one thread as clients of its API server."""
+
+    INTERVAL_S = 0.5
+
+    def __init__(self, name: str, state_dir: Path):
+        self.name = name
+        self.state_dir = state_dir
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reconcilers: list = []
+
+    def start(self, api_client) -> None:
+        from ..standins.kube import Kube
+        from ..standins.provisioner import Provisioner
+
+        kube = Kube(api_client, "kubesim-standins")
+        self.reconcilers = [Provisioner(kube, self.state_dir / "volumes")]
+        self._thread = threading.Thread(target=self._loop, name=f"standins-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.INTERVAL_S):
+            for r in self.reconcilers:
+                try:
+                    r.reconcile()
+                except Exception as exc:  # the API server restarting, a transient conflict: retry next pass
+                    log.debug("%s: %s: %s", self.name, type(r).__name__, exc)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+
+def _create(dyn, obj: dict) -> None:
+    api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+    api.create(body=obj, namespace=obj["metadata"].get("namespace"))
+
+
+def _apply(dyn, obj: dict) -> None:
+    api = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+    api.server_side_apply(body=obj, name=obj["metadata"]["name"], namespace=obj["metadata"].get("namespace"),
+                          field_manager="kubesim-platform", force_conflicts=True)
+
+
+def kubeconfig_text(clusters: list[RealCluster]) -> str:
+    """Admin contexts ``kubesim-N`` (as kubesim writes them) and namespace-scoped ``kubesim-N-team``."""
+    doc: dict = {"apiVersion": "v1", "kind": "Config", "preferences": {}, "clusters": [], "users": [],
+                 "contexts": [], "current-context": clusters[0].name if clusters else ""}
+    for c in clusters:
+        assert c.pki
+        doc["clusters"].append({"name": c.name, "cluster": {
+            "server": c.server, "certificate-authority-data": base64.b64encode(c.pki.read("ca.crt")).decode()}})
+        doc["users"].append({"name": f"{c.name}-admin", "user": {
+            "client-certificate-data": base64.b64encode(c.pki.read("admin.crt")).decode(),
+            "client-key-data": base64.b64encode(c.pki.read("admin.key")).decode()}})
+        doc["users"].append({"name": f"{c.name}-team", "user": {"token": c.team_token}})
+        doc["contexts"].append({"name": c.name, "context": {"cluster": c.name, "user": f"{c.name}-admin",
+                                                            "namespace": "default"}})
+        doc["contexts"].append({"name": f"{c.name}-team", "context": {
+            "cluster": c.name, "user": f"{c.name}-team", "namespace": TEAM_NAMESPACE}})
+    return yaml.safe_dump(doc, sort_keys=False)
