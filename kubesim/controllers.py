@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .quantity import quantity
 from .standins import storage
 from .store import now, rand_suffix, selector_matches
 
@@ -48,23 +49,6 @@ def owner_ref(obj: dict, controller: bool = True) -> dict:
 
 def thash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:10]
-
-
-def quantity(v: Any) -> float:
-    if v is None:
-        return 0.0
-    s = str(v)
-    try:
-        return float(s)
-    except ValueError:
-        pass
-    m = re.match(r"^([0-9.]+)([a-zA-Z]*)$", s)
-    if not m:
-        return 0.0
-    num, suf = float(m.group(1)), m.group(2)
-    mult = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3,
-            "Ti": 1024**4}.get(suf, 1)
-    return num * mult
 
 
 def pod_requests(pod: dict) -> dict[str, float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from ..quantity import quantity
 from . import storage
 
 PROVISIONER_ANNOTATIONS = ("volume.kubernetes.io/storage-provisioner", "volume.beta.kubernetes.io/storage-provisioner")
@@ -56,7 +57,7 @@ class Provisioner:
         """Grow the volume to the request, as an external resizer does for an online-expandable CSI class."""
         want = storage.requested_size(pvc)
         have = ((pvc.get("status") or {}).get("capacity") or {}).get("storage")
-        if not have or storage.quantity_bytes(want) <= storage.quantity_bytes(have):
+        if not have or quantity(want) <= quantity(have):
             return
         m = pvc["metadata"]
         self.kube.patch("v1", "PersistentVolume", pvc["spec"]["volumeName"], {"spec": {"capacity": {"storage": want}}})

@@ -49,15 +49,3 @@ def persistent_volume(pvc: dict, sc: dict, host_path: str) -> dict:
                  "volumeMode": spec.get("volumeMode") or "Filesystem"},
     }
 
-
-_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-          "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
-
-
-def quantity_bytes(q: str) -> int:
-    """A storage quantity ("533Gi", "1T", "1000") in bytes."""
-    q = str(q).strip()
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if q.endswith(unit):
-            return int(float(q[: -len(unit)]) * _UNITS[unit])
-    return int(float(q))

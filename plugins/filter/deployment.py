@@ -14,6 +14,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity impo
 )
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report as _plan_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.pvc_change import pvc_change as _pvc_change
 
 
 def _require_plan(plan, filter_name: str) -> dict:
@@ -48,15 +49,21 @@ def hf_token_secret(plan, namespace, token):
     return render.hf_token_secret(plan, _require_namespace(namespace, "hf_token_secret"), str(token))
 
 
-def model_cache_pvc(plan, namespace, storage_class=None, size_gi=None, existing=None):
+def model_cache_pvc(plan, namespace, storage_class=None, size_gi=None, existing=None, grow=False):
     plan = _require_plan(plan, "model_cache_pvc")
     ns = _require_namespace(namespace, "model_cache_pvc")
     if size_gi is not None:
-        try:
-            size_gi = int(size_gi)
-        except (TypeError, ValueError) as exc:
-            raise AnsibleFilterError(f"model_cache_pvc: size_gi must be a whole number, got {size_gi!r}.") from exc
-    return render.model_cache_pvc(plan, ns, storage_class or None, size_gi, existing or None)
+        size_gi = _int(size_gi, "size_gi", "model_cache_pvc")
+    return render.model_cache_pvc(plan, ns, storage_class or None, size_gi, existing or None, bool(grow))
+
+
+def model_cache_pvc_change(existing, storage_class, size_gi, storage_classes):
+    if existing is not None and not isinstance(existing, dict):
+        raise AnsibleFilterError("model_cache_pvc_change: expected the live PVC (a dict) or none as input.")
+    if not isinstance(storage_classes, list):
+        raise AnsibleFilterError("model_cache_pvc_change: storage_classes must be the list of StorageClass objects.")
+    return _pvc_change(existing or None, storage_class or None, _int(size_gi, "size_gi", "model_cache_pvc_change"),
+                       storage_classes)
 
 
 def download_job(plan, namespace):
@@ -140,6 +147,7 @@ class FilterModule:
             "namespace_object": namespace_object,
             "hf_token_secret": hf_token_secret,
             "model_cache_pvc": model_cache_pvc,
+            "model_cache_pvc_change": model_cache_pvc_change,
             "download_job": download_job,
             "trace_stage_job": trace_stage_job,
             "plan_report": plan_report,

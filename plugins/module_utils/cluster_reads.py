@@ -17,7 +17,7 @@ from __future__ import annotations
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc
 
 READ_KEYS = {"api_version", "plural", "namespace", "name", "label_selectors", "any_label_selectors"}
-CHECK_KEYS = {"verb", "group", "resource", "subresource", "name"}
+CHECK_KEYS = {"verb", "group", "resource", "subresource", "name", "namespace"}
 
 
 class ReadSpecError(ValueError):

@@ -58,15 +58,18 @@ def hf_token_secret(plan: dict, ns: str, token: str) -> dict:
 
 
 def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int | None = None,
-                    existing: dict | None = None) -> dict:
+                    existing: dict | None = None, grow: bool = False) -> dict:
     """The RWX cache PVC. An ``existing`` PVC (made by hand from the recipe page) keeps its spec:
-    a PVC's class and access modes are immutable and it cannot shrink, so we only add our labels."""
+    a PVC's class and access modes are immutable and it cannot shrink, so we only add our labels,
+    and raise its request to ``size_gi`` when ``grow`` (pvc_change decided its class can expand)."""
     if existing:
         live = existing.get("spec", {})
         # Only what a user sets: volumeName (binder) and volumeMode (defaulted) stay with their owners.
         spec = {k: copy.deepcopy(live[k]) for k in ("accessModes", "resources", "storageClassName") if k in live}
         if "resources" in spec:
             spec["resources"] = {"requests": {"storage": live["resources"]["requests"]["storage"]}}
+        if grow and size_gi:
+            spec["resources"] = {"requests": {"storage": f"{int(size_gi)}Gi"}}
     else:
         spec = {
             "accessModes": ["ReadWriteMany"],

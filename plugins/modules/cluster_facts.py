@@ -45,6 +45,8 @@ options:
     description:
       - Permissions to check in O(access_namespace), each a dict with C(verb) and C(resource), and optionally
         C(group) (empty for the core group), C(subresource) and C(name).
+      - A check with C(namespace) asks about that namespace instead; C(namespace) empty asks about a
+        cluster-scoped kind (for example C(create namespaces)).
     type: list
     elements: dict
     default: []

@@ -31,16 +31,24 @@ class PlaybookRun:
         return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
-def run_playbook(playbook: str, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
+def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
+    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}
-    proc = subprocess.run([str(BIN / "ansible-playbook"), str(REPO / "playbooks" / playbook), *args],
+    path = playbook if isinstance(playbook, Path) else REPO / "playbooks" / playbook
+    proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args],
                           capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
 
 
 @pytest.fixture
 def playbook():
+    return run_playbook
+
+
+@pytest.fixture
+def playbook_at():
+    """Run a playbook file outside playbooks/ (a test's own) the same way."""
     return run_playbook
 
 

@@ -1,0 +1,62 @@
+"""Teardown on the real control plane: the real garbage collector removes what the serving objects own
+(ReplicaSets, Pods), the model cache PVC and its volume stay, and go only with a confirmed purge."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from deploy_helpers import TARGET_ARGS, get, items, write_inventory
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+NAME = "muse-spark-vllm-standalone-b200"
+SELECTOR = f"app.kubernetes.io/instance={NAME}"
+
+
+def _wait_gone(dyn, api_version, kind, ns, selector=None, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        left = items(dyn, api_version, kind, ns, selector)
+        if not left:
+            return []
+        time.sleep(0.5)
+    return left
+
+
+def test_teardown_lets_the_garbage_collector_work_and_keeps_the_cache(real_cluster, real_dyn, tmp_path, playbook):
+    ns = "teardown-real"
+    inv = write_inventory(tmp_path / "inv.yml", real_cluster.kubeconfig, real_cluster.context, ns,
+                          engine_smoke_test=False)
+    args = ["-i", str(inv), *TARGET_ARGS["vllm-agg-b200"]]
+    deploy = playbook("deploy.yml", *args)
+    assert deploy.rc == 0, deploy.output[-4000:]
+    deployment = get(real_dyn, "apps/v1", "Deployment", NAME, ns)
+    assert deployment["status"]["readyReplicas"] == 1          # the real deployment controller's count
+    owned = items(real_dyn, "apps/v1", "ReplicaSet", ns)
+    assert [o["metadata"]["ownerReferences"][0]["name"] for o in owned] == [NAME]
+    pvc = get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)
+    pv_name = pvc["spec"]["volumeName"]
+
+    down = playbook("teardown.yml", *args)
+    assert down.rc == 0, down.output[-4000:]
+    assert get(real_dyn, "apps/v1", "Deployment", NAME, ns) is None
+    assert _wait_gone(real_dyn, "apps/v1", "ReplicaSet", ns) == []
+    assert _wait_gone(real_dyn, "v1", "Pod", ns, "inferops.dynamo/target=vllm-agg-b200") == []
+    assert get(real_dyn, "v1", "Service", f"{NAME}-frontend", ns) is None
+    kept = get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)
+    assert kept["metadata"]["uid"] == pvc["metadata"]["uid"] and kept["status"]["phase"] == "Bound"
+    assert get(real_dyn, "v1", "Secret", "hf-token-secret", ns) is not None
+
+    refused = playbook("teardown.yml", *args, "-e", "purge_model_cache=true")
+    assert refused.rc != 0 and "Confirm with -e confirm_purge=teardown-real" in refused.stdout
+    assert get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns) is not None
+
+    purge = playbook("teardown.yml", *args, "-e", "purge_model_cache=true", "-e", f"confirm_purge={ns}")
+    assert purge.rc == 0, purge.output[-4000:]
+    assert _wait_gone(real_dyn, "v1", "PersistentVolumeClaim", ns) == []
+    deadline = time.time() + 30
+    while time.time() < deadline and get(real_dyn, "v1", "PersistentVolume", pv_name):
+        time.sleep(0.5)
+    assert get(real_dyn, "v1", "PersistentVolume", pv_name) is None, "the released volume was not reclaimed"
+    real_dyn.resources.get(api_version="v1", kind="Namespace").delete(name=ns)
