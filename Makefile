@@ -21,7 +21,7 @@ BACKEND ?= kubesim
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
-	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, pytest)"
+	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, molecule, pytest; builds the control plane once)"
 	@echo "make setup  - create .venv and install pinned-range requirements (idempotent)"
 	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] [BACKEND=real] / make sim-stop - rehearsal clusters"
 	@echo "make control-plane - build kube-apiserver, etcd, controllers, kubectl and kwok once per machine"
@@ -40,7 +40,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $(STAMP)
 
 test: setup
-	$(MAKE) --no-print-directory ruff ansible-lint doc-check molecule pytest
+	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane molecule pytest
 
 ruff: setup
 	$(BIN)/ruff check .
