@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .quantity import quantity
+from .standins import dynamo_operator as operator
 from .standins import storage
 from .store import now, rand_suffix, selector_matches
 
@@ -34,10 +35,10 @@ log = logging.getLogger("kubesim.controllers")
 DGD = "nvidia.com/dynamographdeployments"
 CD = "resource.nvidia.com/computedomains"
 PODS = "/pods"
-DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
-TYPE_LABEL = "nvidia.com/dynamo-component-type"
-COMP_LABEL = "nvidia.com/dynamo-component"
-HASH_ANN = "kubesim.io/template-hash"
+DGD_LABEL = operator.DGD_LABEL
+TYPE_LABEL = operator.TYPE_LABEL
+COMP_LABEL = operator.COMP_LABEL
+HASH_ANN = operator.REVISION_ANNOTATION
 BASE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
 DOWNLOAD_RX = re.compile(r"(?:\bhf|huggingface-cli)\s+download\s+(?:--\S+\s+)*([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
 
@@ -368,152 +369,39 @@ class Controllers:
                 self.store.raw_set_status("batch/jobs", m["namespace"], m["name"], status)
 
     # ------------------------------------------------------------------ DGDs
-    def dgd_components(self, dgd: dict) -> list[dict]:
-        """Normalise v1beta1 components / v1alpha1 services into
-        [{name, type, replicas, nodes, template}]."""
-        spec = dgd.get("spec") or {}
-        out = []
-        if isinstance(spec.get("components"), list):
-            for c in spec["components"]:
-                tmpl = copy.deepcopy(c.get("podTemplate") or {})
-                tmpl.setdefault("spec", {}).setdefault("containers", [])
-                if not tmpl["spec"]["containers"]:
-                    tmpl["spec"]["containers"].append({"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/runtime"})
-                for e in spec.get("env") or []:
-                    for ctr in tmpl["spec"]["containers"]:
-                        ctr.setdefault("env", []).append(e)
-                out.append({"name": c.get("name", "main"), "type": c.get("type") or "worker",
-                            "replicas": c.get("replicas", 1) if c.get("replicas") is not None else 1,
-                            "nodes": int(((c.get("multinode") or {}).get("nodeCount")) or 1), "template": tmpl})
-        elif isinstance(spec.get("services"), dict):
-            for name, s in spec["services"].items():
-                s = s or {}
-                eps = copy.deepcopy(s.get("extraPodSpec") or {})
-                main = eps.pop("mainContainer", None) or {}
-                main.setdefault("name", "main")
-                main.setdefault("image", "nvcr.io/nvidia/ai-dynamo/runtime")
-                limits = dict((s.get("resources") or {}).get("limits") or {})
-                gpu = limits.pop("gpu", None)
-                custom = limits.pop("custom", None) or {}
-                lim = {k: v for k, v in limits.items() if k in ("cpu", "memory")}
-                if gpu:
-                    lim["nvidia.com/gpu"] = str(gpu)
-                lim.update(custom)
-                if lim:
-                    main.setdefault("resources", {})["limits"] = lim
-                env = list(spec.get("envs") or []) + list(s.get("envs") or [])
-                if env:
-                    main["env"] = env + list(main.get("env") or [])
-                if s.get("envFromSecret"):
-                    main.setdefault("envFrom", []).append({"secretRef": {"name": s["envFromSecret"]}})
-                vols = []
-                for vm in s.get("volumeMounts") or []:
-                    main.setdefault("volumeMounts", []).append({"name": vm["name"], "mountPath": vm.get("mountPoint", "/data")})
-                    vols.append({"name": vm["name"], "persistentVolumeClaim": {"claimName": vm["name"]}})
-                pspec = {**eps, "containers": [main, *(eps.get("containers") or [])]}
-                if vols:
-                    pspec["volumes"] = vols + list(pspec.get("volumes") or [])
-                ctype = s.get("subComponentType") or s.get("componentType") or "worker"
-                out.append({"name": name, "type": ctype,
-                            "replicas": s.get("replicas", 1) if s.get("replicas") is not None else 1,
-                            "nodes": int(((s.get("multinode") or {}).get("nodeCount")) or 1),
-                            "template": {"metadata": s.get("extraPodMetadata") or {}, "spec": pspec}})
-        return out
-
     def reconcile_dgds(self) -> None:
+        """The Dynamo operator: decisions shared with the real backend's stand-in (standins/dynamo_operator)."""
         for dgd in self.store.items(DGD):
             m = dgd["metadata"]
             ns, name = m["namespace"], m["name"]
-            comps = self.dgd_components(dgd)
-            pods = self.owned_pods(dgd)
-            problems: list[tuple[str, str]] = []
-            comp_status: dict[str, dict] = {}
-            all_ready = True
-            for comp in comps:
-                h = thash([comp["template"], comp["nodes"]])
-                cname = comp["name"].lower()
-                labels = {DGD_LABEL: name, TYPE_LABEL: comp["type"], COMP_LABEL: comp["name"]}
-                mine = [p for p in pods if p["metadata"]["labels"].get(COMP_LABEL) == comp["name"]]
-                for p in mine:
-                    if (p["metadata"].get("annotations") or {}).get(HASH_ANN) != h:
-                        self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                mine = [p for p in mine if (p["metadata"].get("annotations") or {}).get(HASH_ANN) == h]
-                want = comp["replicas"] * comp["nodes"]
-                mine.sort(key=lambda p: p["metadata"]["name"])
-                for p in mine[want:]:
-                    self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                mine = mine[:want]
-                for _ in range(want - len(mine)):
-                    mine.append(self.make_pod(dgd, f"{name}-{cname}-{rand_suffix()}"[:63], comp["template"],
-                                              labels, {HASH_ANN: h}))
-                ready = [p for p in mine if _pod_ready(p)]
-                per = max(comp["nodes"], 1)
-                comp_status[comp["name"]] = {
-                    "componentKind": "PodClique" if comp["nodes"] > 1 else "Deployment",
-                    "componentNames": [f"{name}-{cname}"],
-                    "replicas": comp["replicas"], "updatedReplicas": comp["replicas"],
-                    "readyReplicas": len(ready) // per, "availableReplicas": len(ready) // per}
-                if len(ready) < want:
-                    all_ready = False
-                    for p in mine:
-                        if not _pod_ready(p):
-                            problems.append(self._pod_problem(p, comp))
-                            break
-            status = copy.deepcopy(dgd.get("status") or {})
-            conds = status.get("conditions") or []
-            gen = m.get("generation", 1)
-            if all_ready and comps:
-                conds = set_condition(conds, "Ready", "True", "AllComponentsReady",
-                                      "All components are ready", {"observedGeneration": gen})
-                state = "successful"
-            else:
-                sev = {"FrontendNotReady": 1, "WorkersNotReady": 1, "PodsPending": 2}
-                problems.sort(key=lambda pr: -sev.get(pr[0], 3))  # the most telling problem first
-                reason, msg = problems[0] if problems else ("ComponentsNotReady", "no components")
-                conds = set_condition(conds, "Ready", "False", reason, msg, {"observedGeneration": gen})
-                state = "failed" if reason in ("CrashLoopBackOff",) else "pending"
-            status["conditions"] = conds
-            status["state"] = state
-            status["observedGeneration"] = gen
-            status["components"] = comp_status
-            if status != dgd.get("status"):
-                self.store.raw_set_status(DGD, ns, name, status)
-            self.ensure_frontend_service(dgd)
+            comps = {c.name: c for c in operator.components(dgd)}
+            views = []
+            for p in self.owned_pods(dgd):
+                comp = (p["metadata"].get("labels") or {}).get(COMP_LABEL, "")
+                ready = _pod_ready(p)
+                views.append(operator.PodView(
+                    name=p["metadata"]["name"], component=comp,
+                    revision=(p["metadata"].get("annotations") or {}).get(HASH_ANN, ""), ready=ready,
+                    problem=None if ready else operator.pod_problem(p, comp)))
+            plan = operator.reconcile(dgd, views, now())
+            for pname in plan.delete:
+                self.store.raw_delete(PODS, ns, pname)
+            for c in plan.create:
+                self.make_pod(dgd, f'{c["name_prefix"]}-{rand_suffix()}'[:63], comps[c["component"]].template,
+                              c["labels"], c["annotations"])
+            if plan.status != dgd.get("status"):
+                self.store.raw_set_status(DGD, ns, name, plan.status)
+            if plan.frontend_service:
+                self.ensure_frontend_service(plan.frontend_service)
 
-    def _pod_problem(self, pod: dict, comp: dict) -> tuple[str, str]:
-        pname = pod["metadata"]["name"]
-        s = pod.get("status") or {}
-        sched = next((c for c in s.get("conditions") or [] if c["type"] == "PodScheduled"), None)
-        if sched and sched["status"] == "False":
-            return "Unschedulable", f'component {comp["name"]}: pod {pname} is Pending: {sched.get("message", "")}'
-        for cs in s.get("containerStatuses") or []:
-            w = (cs.get("state") or {}).get("waiting")
-            if w and w.get("reason") not in (None, "ContainerCreating"):
-                return w["reason"], f'component {comp["name"]}: pod {pname}: container {cs["name"]} waiting: ' \
-                                    f'{w["reason"]}: {w.get("message", "")}'.rstrip(": ")
-        if s.get("phase") == "Pending":
-            return "PodsPending", f'component {comp["name"]}: pod {pname} is Pending'
-        kind = "WorkersNotReady" if comp["type"] in ("worker", "prefill", "decode") else "FrontendNotReady"
-        return kind, f'component {comp["name"]}: pod {pname} is Running but not ready (model loading)'
-
-    def ensure_frontend_service(self, dgd: dict) -> None:
-        m = dgd["metadata"]
-        comps = self.dgd_components(dgd)
-        if not any(c["type"] == "frontend" for c in comps):
+    def ensure_frontend_service(self, svc: dict) -> None:
+        m = svc["metadata"]
+        if self.store.raw_get("/services", m["namespace"], m["name"]) is not None:
             return
-        sname = f'{m["name"]}-frontend'
-        if self.store.raw_get("/services", m["namespace"], sname) is not None:
-            return
-        self.store.raw_put("/services", {
-            "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": sname, "namespace": m["namespace"],
-                         "labels": {DGD_LABEL: m["name"], TYPE_LABEL: "frontend"},
-                         "ownerReferences": [owner_ref(dgd)]},
-            "spec": {"type": "ClusterIP", "clusterIP": _cluster_ip(sname), "clusterIPs": [_cluster_ip(sname)],
-                     "ports": [{"name": "http", "port": 8000, "protocol": "TCP", "targetPort": 8000}],
-                     "selector": {DGD_LABEL: m["name"], TYPE_LABEL: "frontend"},
-                     "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
-                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"},
+        ip = _cluster_ip(m["name"])
+        self.store.raw_put("/services", {**svc, "spec": {
+            **svc["spec"], "clusterIP": ip, "clusterIPs": [ip], "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"},
             "status": {"loadBalancer": {}}})
 
     # ------------------------------------------------------------------ Deployments / StatefulSets
@@ -1127,10 +1015,10 @@ def served_model_name(wl: dict, ctrl: Controllers | None = None) -> str:
     an engine ``--config`` file coming from a ConfigMap volume, and in MODEL-style env vars."""
     pairs: list[tuple[dict, dict]] = []
     if wl.get("kind") == "DynamoGraphDeployment" and ctrl is not None:
-        comps = ctrl.dgd_components(wl)
-        comps.sort(key=lambda c: 0 if c["type"] in ("worker", "decode") else 1 if c["type"] == "prefill" else 2)
+        comps = operator.components(wl)
+        comps.sort(key=lambda c: 0 if c.type in ("worker", "decode") else 1 if c.type == "prefill" else 2)
         for comp in comps:
-            spec = comp["template"]["spec"]
+            spec = comp.template["spec"]
             pairs += [(spec, c) for c in spec.get("containers") or []]
     else:
         spec = ((wl.get("spec") or {}).get("template") or {}).get("spec", {})
