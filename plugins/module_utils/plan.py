@@ -153,7 +153,8 @@ class Resolved:
 
     @property
     def served_model_name(self) -> str:
-        return self.model["served_model_name"]
+        """The checkpoint actually served: the repository it is loaded from."""
+        return self.checkpoint.get("served_model_name") or self.checkpoint["hf_id"]
 
 
 def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
@@ -243,6 +244,11 @@ def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
 def _image(r: Resolved) -> str:
     if getattr(r, "image", None):
         return r.image  # type: ignore[attr-defined]
+    return runtime_image(r)["image"]
+
+
+def runtime_image(r: Resolved) -> dict:
+    """The catalog's image entry for this plan: the image, its pinned engines and their source."""
     images = r.runtime["images"]
     return images[r.framework] if r.runtime_key == "dynamo" else images[r.sku["vendor"]]
 
@@ -297,7 +303,7 @@ def _expected(r: Resolved) -> dict | None:
 def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     """The whole plan as plain data (JSON-serialisable)."""
     r = resolve(request, catalog)
-    warnings = matrix_rules.check(r)
+    warnings = matrix_rules.check(r) + engine_args.engine_warnings(r)
     name = r.target["name"]
     workers = _workers(r)
     gpus_total = sum(w["gpus"] * w["replicas"] for w in workers)
