@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from .quantity import quantity
 from .standins import dynamo_operator as operator
-from .standins import storage
+from .standins import pod_env, storage
+from .standins.download import DOWNLOAD_RX, progress_line
+from .standins.kubelet import crash_traceback
 from .store import now, rand_suffix, selector_matches
 
 if TYPE_CHECKING:
@@ -40,7 +42,6 @@ TYPE_LABEL = operator.TYPE_LABEL
 COMP_LABEL = operator.COMP_LABEL
 HASH_ANN = operator.REVISION_ANNOTATION
 BASE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
-DOWNLOAD_RX = re.compile(r"(?:\bhf|huggingface-cli)\s+download\s+(?:--\S+\s+)*([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
 
 
 def owner_ref(obj: dict, controller: bool = True) -> dict:
@@ -266,17 +267,12 @@ class Controllers:
     def reconcile_computedomains(self) -> None:
         for cd in self.store.items(CD):
             m = cd["metadata"]
-            spec = cd.get("spec") or {}
-            tmpl = ((spec.get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
-            if tmpl and self.store.raw_get("resource.k8s.io/resourceclaimtemplates", m["namespace"], tmpl) is None:
-                self.store.raw_put("resource.k8s.io/resourceclaimtemplates", {
-                    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                    "metadata": {"name": tmpl, "namespace": m["namespace"], "ownerReferences": [owner_ref(cd)]},
-                    "spec": {"spec": {"devices": {"requests": [{"name": "channel", "exactly": {
-                        "deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}}}})
-            status = {"status": "Ready", "nodes": []}
+            tmpl = operator.compute_domain_claim_template(cd)
+            if tmpl and self.store.raw_get("resource.k8s.io/resourceclaimtemplates", m["namespace"],
+                                           tmpl["metadata"]["name"]) is None:
+                self.store.raw_put("resource.k8s.io/resourceclaimtemplates", tmpl)
             if (cd.get("status") or {}).get("status") != "Ready":
-                self.store.raw_set_status(CD, m["namespace"], m["name"], status)
+                self.store.raw_set_status(CD, m["namespace"], m["name"], dict(operator.COMPUTE_DOMAIN_READY))
 
     # ------------------------------------------------------------------ pod creation
     def make_pod(self, owner: dict, name: str, template: dict, labels: dict, annotations: dict | None = None) -> dict:
@@ -599,7 +595,7 @@ class Controllers:
                 if time.time() - rt.last_crash > 1.5:
                     rt.last_crash = time.time()
                     rt.restarts += 1
-                    self._append_log(rt, _traceback(name))
+                    self._append_log(rt, crash_traceback(name))
                 state = {"waiting": {"reason": "CrashLoopBackOff",
                                      "message": f"back-off 10s restarting failed container={containers[0]['name']} pod={name}_{ns}({uid})"}}
                 last = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": started_at, "finishedAt": now()}}
@@ -739,14 +735,12 @@ class Controllers:
             return rt.exit_code if elapsed >= rt.duration else None
         if rt.kind == "download":
             duration = float((faults.get("slow-download") or {}).get("seconds", rt.duration))
-            total_gb = 533.0
             pct = 100 if duration <= 0 else min(100, int(elapsed / duration * 100))
             step = pct // 10 * 10
             while rt.progress < step:
                 rt.progress = max(rt.progress + 10, 0) if rt.progress >= 0 else 0
                 for repo in rt.repos:
-                    self._append_log(rt, f"Downloading {repo}: {rt.progress}% "
-                                         f"({total_gb * rt.progress / 100:.1f} GB / {total_gb:.0f} GB)\n")
+                    self._append_log(rt, progress_line(repo, rt.progress) + "\n")
             if pct < 100:
                 return None
             if rt.exit_code is None:
@@ -796,49 +790,8 @@ class Controllers:
 
     # -- exec support
     def resolve_env(self, pod: dict, c: dict) -> dict[str, str]:
-        ns = pod["metadata"]["namespace"]
-        env: dict[str, str] = {}
-        for ef in c.get("envFrom") or []:
-            prefix = ef.get("prefix", "")
-            if ef.get("secretRef"):
-                sec = self.store.raw_get("/secrets", ns, ef["secretRef"].get("name", "")) or {}
-                env.update({prefix + k: _b64(v) for k, v in (sec.get("data") or {}).items()})
-                env.update({prefix + k: str(v) for k, v in (sec.get("stringData") or {}).items()})
-            if ef.get("configMapRef"):
-                cm = self.store.raw_get("/configmaps", ns, ef["configMapRef"].get("name", "")) or {}
-                env.update({prefix + k: str(v) for k, v in (cm.get("data") or {}).items()})
-        for e in c.get("env") or []:
-            if "value" in e:
-                env[e["name"]] = re.sub(r"\$\((\w+)\)", lambda mm: env.get(mm.group(1), mm.group(0)), str(e["value"]))
-                continue
-            vf = e.get("valueFrom") or {}
-            if vf.get("secretKeyRef"):
-                r = vf["secretKeyRef"]
-                sec = self.store.raw_get("/secrets", ns, r.get("name", "")) or {}
-                if r.get("key") in (sec.get("data") or {}):
-                    env[e["name"]] = _b64(sec["data"][r["key"]])
-                elif r.get("key") in (sec.get("stringData") or {}):
-                    env[e["name"]] = sec["stringData"][r["key"]]
-            elif vf.get("configMapKeyRef"):
-                r = vf["configMapKeyRef"]
-                cm = self.store.raw_get("/configmaps", ns, r.get("name", "")) or {}
-                if r.get("key") in (cm.get("data") or {}):
-                    env[e["name"]] = cm["data"][r["key"]]
-            elif vf.get("fieldRef"):
-                fp = vf["fieldRef"].get("fieldPath", "")
-                mm = re.match(r"metadata\.(labels|annotations)\['(.+)'\]", fp)
-                if mm:
-                    env[e["name"]] = (pod["metadata"].get(mm.group(1)) or {}).get(mm.group(2), "")
-                elif fp == "metadata.name":
-                    env[e["name"]] = pod["metadata"]["name"]
-                elif fp == "metadata.namespace":
-                    env[e["name"]] = ns
-                elif fp == "metadata.uid":
-                    env[e["name"]] = pod["metadata"]["uid"]
-                elif fp in ("status.podIP", "status.hostIP"):
-                    env[e["name"]] = "127.0.0.1"
-                elif fp == "spec.nodeName":
-                    env[e["name"]] = pod["spec"].get("nodeName", "")
+        env = pod_env.container_env(pod, c, lambda ns, n: self.store.raw_get("/secrets", ns, n),
+                                    lambda ns, n: self.store.raw_get("/configmaps", ns, n))
         return {k: self.rewrite(pod, c, v) for k, v in env.items()}
 
     def mount_map(self, pod: dict, c: dict) -> list[tuple[str, str]]:
@@ -898,11 +851,7 @@ class Controllers:
     def _exec(self, rt: PodRuntime, pod: dict, c: dict) -> None:
         mounts = self.mount_map(pod, c)
         services = self.service_map(pod["metadata"]["namespace"])
-        argv = [str(x) for x in (c.get("command") or [])] + [str(x) for x in (c.get("args") or [])]
-        argv = [self.rewrite(pod, c, a, mounts, services) for a in argv]
-        if len(argv) >= 2 and os.path.basename(argv[0]) in ("bash", "sh") and argv[1].startswith("-") \
-                and "l" in argv[1] and not argv[1].startswith("--"):
-            argv[1] = argv[1].replace("l", "") or "-c"  # no login shell: /etc/profile would reset PATH
+        argv = [self.rewrite(pod, c, a, mounts, services) for a in pod_env.command_argv(c)]
         env_extra = self.resolve_env(pod, c)
         env_extra = {k: self.rewrite(pod, c, v, mounts, services) for k, v in env_extra.items()}
         venv_bin = str(Path(sys.executable).parent)
@@ -948,16 +897,7 @@ class Controllers:
         return out
 
     def profile_for(self, wl: dict):
-        from .frontend import FrontendProfile
-
-        ann = wl["metadata"].get("annotations") or {}
-        model = served_model_name(wl, self)
-        return FrontendProfile(
-            served_model=model,
-            ttft_ms=float(ann.get("inferops.dynamo/expected-ttft-p50-ms", 200)),
-            tokens_per_s_per_user=float(ann.get("inferops.dynamo/expected-output-tps-per-user-p50", 50)),
-            expected_concurrency=int(float(ann.get("inferops.dynamo/expected-concurrency", 16))),
-            speed_factor=self.cfg.speed_factor)
+        return frontend_profile(wl, self.cfg.speed_factor, served_model_name(wl, self))
 
     def _apply_frontend_faults(self, fe) -> None:
         f = self.cluster.faults
@@ -1009,12 +949,26 @@ class Controllers:
         return None
 
 
+def frontend_profile(wl: dict, speed_factor: float, served_model: str):
+    """The simulated frontend's profile for a served workload: the model it names and the latency the
+    collection annotated from the target's expected figures (both backends)."""
+    from .frontend import FrontendProfile
+
+    ann = wl["metadata"].get("annotations") or {}
+    return FrontendProfile(
+        served_model=served_model,
+        ttft_ms=float(ann.get("inferops.dynamo/expected-ttft-p50-ms", 200)),
+        tokens_per_s_per_user=float(ann.get("inferops.dynamo/expected-output-tps-per-user-p50", 50)),
+        expected_concurrency=int(float(ann.get("inferops.dynamo/expected-concurrency", 16))),
+        speed_factor=speed_factor)
+
+
 def served_model_name(wl: dict, ctrl: Controllers | None = None) -> str:
     """The model name a workload serves, read from its worker container: ``--served-model-name``,
     else ``--model``/``--model-path``, else the first argument after ``serve``; also looked up in
     an engine ``--config`` file coming from a ConfigMap volume, and in MODEL-style env vars."""
     pairs: list[tuple[dict, dict]] = []
-    if wl.get("kind") == "DynamoGraphDeployment" and ctrl is not None:
+    if wl.get("kind") == "DynamoGraphDeployment":
         comps = operator.components(wl)
         comps.sort(key=lambda c: 0 if c.type in ("worker", "decode") else 1 if c.type == "prefill" else 2)
         for comp in comps:
@@ -1131,14 +1085,5 @@ def _cluster_ip(name: str) -> str:
     h = int(hashlib.sha256(name.encode()).hexdigest()[:6], 16)
     return f"10.96.{(h >> 8) % 250}.{h % 250 + 2}"
 
-
-def _traceback(pod: str) -> str:
-    return ("Traceback (most recent call last):\n"
-            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/dynamo/sglang/main.py", line 212, in main\n'
-            "    engine = await init_engine(config)\n"
-            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/sglang/srt/model_executor/model_runner.py", line 388, in init_memory_pool\n'
-            "    raise RuntimeError(\n"
-            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
-            f"(kubesim fault crashloop, pod {pod})\n")
 
 

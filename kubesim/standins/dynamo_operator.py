@@ -332,3 +332,36 @@ def pod_problem(pod: dict, component: str) -> tuple[str, str] | None:
     if s.get("phase") == "Pending":
         return "pending", f"component {component}: pod {pname} is Pending"
     return "not_ready", f"component {component}: pod {pname} is Running but not ready (model loading)"
+
+
+# ---------------------------------------------------------------------------------- ComputeDomain
+COMPUTE_DOMAIN_DEVICE_CLASS = "compute-domain-default-channel.nvidia.com"
+COMPUTE_DOMAIN_DRIVER = "compute-domain.nvidia.com"
+
+
+def compute_domain_claim_template(cd: dict) -> dict | None:
+    """The ResourceClaimTemplate the NVIDIA DRA driver makes for a ComputeDomain's channel."""
+    m = cd["metadata"]
+    name = (((cd.get("spec") or {}).get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
+    if not name:
+        return None
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": m["namespace"],
+                         "ownerReferences": [{"apiVersion": cd["apiVersion"], "kind": cd["kind"], "name": m["name"],
+                                              "uid": m["uid"], "controller": True, "blockOwnerDeletion": True}]},
+            "spec": {"spec": {"devices": {"requests": [{"name": "channel", "exactly": {
+                "deviceClassName": COMPUTE_DOMAIN_DEVICE_CLASS}}]}}}}
+
+
+COMPUTE_DOMAIN_READY = {"status": "Ready", "nodes": []}
+
+
+def compute_domain_slice(node_name: str, channels: int = 8) -> dict:
+    """What the DRA driver's kubelet plugin publishes on an NVLink node: channel devices the scheduler
+    can allocate to the claims of a ComputeDomain's pods."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-compute-domain"},
+            "spec": {"driver": COMPUTE_DOMAIN_DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"channel-{i}", "attributes": {"type": {"string": "channel"}}}
+                                 for i in range(channels)]}}
