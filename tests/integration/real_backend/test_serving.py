@@ -85,7 +85,7 @@ def test_download_job_failure_is_the_real_job_controllers(real_cluster, real_dyn
 
 
 def test_image_that_cannot_be_pulled_fails_fast_with_the_kubelets_state(real_cluster, real_env, playbook):
-    ns, inv = real_env
+    _ns, inv = real_env
     real_cluster.fault("image-pull", pattern="*sglang-runtime*")
     start = time.monotonic()
     run = playbook("deploy.yml", "-i", str(inv), *GB300_AGG)
@@ -95,7 +95,7 @@ def test_image_that_cannot_be_pulled_fails_fast_with_the_kubelets_state(real_clu
 
 
 def test_crash_loop_past_the_budget_names_the_cause_from_the_log(real_cluster, real_env, playbook):
-    ns, inv = real_env
+    _ns, inv = real_env
     real_cluster.fault("crashloop", pattern=DGD_NAME)
     run = playbook("deploy.yml", "-i", str(inv), *GB300_AGG)
     failed(run, "CrashLoopBackOff", "Not enough memory")
