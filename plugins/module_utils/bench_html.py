@@ -99,7 +99,7 @@ SWEEP = _MACROS + """<!DOCTYPE html>
 {% for line in recommendation_lines %}<p>{{ line }}</p>{% endfor %}{% endif %}
 <h2>Points</h2>{{ table(header, rows, (1, 2, 3, 4)) }}
 <h2>Charts</h2>{{ figures(charts) }}
-<p class="note">Each point's own report: {% for p in point_links %}<code>{{ p }}</code>{% if not loop.last %}, {% endif %}{% endfor %}.</p>
+<p class="note">Each point's own report: {% for p in point_links %}<a href="{{ p.href }}">{{ p.name }}</a>{% if not loop.last %}, {% endif %}{% endfor %}.</p>
 </body></html>
 """
 
@@ -207,7 +207,8 @@ def sweep_html(sweep, charts):
         recommendation_lines=[line.replace("**", "").replace("`", "")
                               for line in br.recommendation_lines(rec, sweep.get("search")) if line],
         header=br.sweep_header(points), rows=br.sweep_rows(points), charts=_charts(charts),
-        point_links=[f"../{p.get('run_id')}/report.html" for p in points if p.get("run_id")])
+        point_links=[{"href": f"../{p['run_id']}/report.html", "name": f"c={p.get('concurrency')} ({p['run_id']})"}
+                     for p in points if p.get("run_id")])
 
 
 def index_html(scanned):

@@ -559,8 +559,14 @@ def printed_lines(rows, percentiles=None, slo=None, cost=None, comparison=None, 
         out += ["", *text_table(PERCENTILE_HEADER, [percentile_cells(r) for r in prows], right=(1, 2, 3, 4))]
     if slo:
         out += ["", slo_headline(slo)]
-        out += [f"  {cells[0].replace('`', '')}: {cells[1]}, met by {cells[2]}, {cells[3]}: {cells[4]}"
-                for cells in slo_rows(slo)]
+        for o in slo.get("objectives") or []:
+            tail = "" if _num(o.get("tail")) is None else f", {o['tail_stat']} {fmt(o['tail'])} {o['unit']}"
+            out.append(f"  {o['key']} {'>=' if o['direction'] == 'higher' else '<='} {fmt(o['threshold'])} "
+                       f"{o['unit']}: met by {_share(o.get('share_met'))} of requests{tail}: "
+                       f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
+        for o in slo.get("run_objectives") or []:
+            out.append(f"  {o['key']} <= {_share(o['threshold'])}: measured {_share(o.get('measured'))}: "
+                       f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
     if cost:
         out += ["", *cost_lines(cost)]
     if comparison:
