@@ -189,15 +189,23 @@ def sweep_chart(points, title, expected=None, slo=None, recommendation=None, y_m
                    label=f"SLO boundary: {floor:,.1f} tokens/s per user")
         ax.axvspan(0, floor, color=COLOURS["miss"], alpha=0.06, zorder=0)
     rec = (recommendation or {}).get("concurrency")
-    for p, x, y in pts:
-        if rec is not None and int(p.get("concurrency", -1)) == int(rec):
-            ax.scatter([x], [y], marker="*", s=320, color="#fbc02d", edgecolors="#5d4037", zorder=5,
-                       label=f"recommended (c={rec})")
+    boundary = (recommendation or {}).get("boundary")
+    at = {int(p.get("concurrency", -1)): (x, y) for p, x, y in pts}
+    if rec is not None and int(rec) in at:
+        x, y = at[int(rec)]
+        ax.scatter([x], [y], marker="*", s=320, color="#fbc02d", edgecolors="#5d4037", zorder=5,
+                   label=f"recommended (c={rec})")
+        if boundary is not None and int(boundary) in at:
+            # where the curve crosses from meeting the objectives to missing them
+            bx, by = at[int(boundary)]
+            ax.plot([(x + bx) / 2], [(y + by) / 2], marker="X", markersize=11, color=COLOURS["slo"], zorder=4,
+                    linestyle="none", label=f"SLO boundary between c={rec} and c={boundary}")
     if judged:
         ax.scatter([], [], color=COLOURS["met"], label="meets the objectives")
         ax.scatter([], [], color=COLOURS["miss"], label="misses them")
     ax.set_xlim(0, x_hi)
     ax.set_ylim(0, max(ys) * 1.15)
     ax.grid(color="#eeeeee")
-    ax.legend(fontsize=8, loc="upper right")
+    # a throughput-versus-interactivity curve runs from top left to bottom right: the lower left is free
+    ax.legend(fontsize=8, loc="lower left")
     return _render(fig)

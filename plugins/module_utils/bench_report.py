@@ -572,8 +572,8 @@ def printed_lines(rows, percentiles=None, slo=None, cost=None, comparison=None, 
     if comparison:
         out += ["", f"Compared with {comparison['reference'].get('run_id')} (tolerance "
                     f"{comparison['tolerance'] * 100:g} %): {comparison['verdict']}"]
-        out += [f"  {r['label']}: {fmt(r['previous'])} -> {fmt(r['current'])} ({fmt_delta(r['delta_pct'])}) "
-                f"{r['verdict']}" for r in comparison["rows"] if r["verdict"] != "same"]
+        out += text_table(("  Metric", "Earlier", "This run", "Delta", "Verdict"),
+                          [(f"  {cells[0]}", *cells[1:]) for cells in comparison_rows(comparison)], right=(1, 2, 3))
     elif comparison_note:
         out += ["", comparison_note]
     return out

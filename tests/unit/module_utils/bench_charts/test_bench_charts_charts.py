@@ -49,9 +49,10 @@ def test_sweep_chart_marks_the_boundary_the_published_point_and_the_recommendati
                "slo": {"met": met}} for c, u, g, met in ((8, 51, 99, True), (16, 50.6, 195, True), (32, 33.5, 253, False))]
     chart = bench_charts.sweep_chart(points, "sweep", {"concurrency": 16, "output_tokens_per_s_per_user_p50": 50.97,
                                                        "output_tokens_per_s_per_gpu": 158.95},
-                                     {"itl_ms": 22}, {"concurrency": 16})
+                                     {"itl_ms": 22}, {"concurrency": 16, "boundary": 32})
     t = texts(chart["svg"])
     for label in ("c=8", "c=16", "c=32", "published (c=16)", "recommended (c=16)", "SLO boundary: 45.5 tokens/s per user",
+                  "SLO boundary between c=16 and c=32",
                   "meets the objectives", "misses them"):
         assert label in t
     assert drawn(chart["png"])
