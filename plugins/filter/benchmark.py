@@ -64,7 +64,7 @@ def benchmark_options(options):
         errors.append(str(exc))
         price = None
     compare = options.get("compare")
-    compare = "" if compare in BLANK else str(compare).strip()
+    compare = "" if compare is False or compare in BLANK else str(compare).strip()
     if compare and any(c.isspace() for c in compare):
         errors.append(f"benchmark_compare must be 'previous', a run id or <cluster>/<target>/<run-id>, got {compare!r}")
     if options.get("compare_gate") and not compare:

@@ -46,3 +46,4 @@ def test_search_over_a_list_or_a_range():
 def test_blank_answers_mean_the_default():
     out = benchmark_options({**BASE, "compare": "None", "goodput_min": "", "gpu_hour_cost": ""})
     assert out["errors"] == [] and out["compare"] == "" and out["goodput_min"] is None and out["gpu_hour_cost"] is None
+    assert benchmark_options({**BASE, "compare": False})["compare"] == ""
