@@ -4,9 +4,11 @@ an earlier run, the gates, the reports (opened in headless Chromium) and the tim
 
 The simulated frontend paces gb300/agg at its published figures (TTFT 177.9 ms, 50.97 tokens/s per user, so
 an inter-token latency of 19.6 ms) up to its published concurrency, 16, and slows every token by
-1 + 0.5 x (in flight / 16 - 1) beyond it: 32 in flight stream at ~29 ms per token, 24 at ~24.5 ms. The
-objective itl_ms <= 22 sits 12% above the first figure and below the others, with per-token jitter of
-+/-8% averaged away over each request's 400 tokens: concurrency 16 meets it, 24 and 32 miss it.
+1 + 0.5 x (in flight / 16 - 1) beyond it: 32 in flight stream at ~29.4 ms per token. The objective
+itl_ms <= 24 sits ~20% from both, and the frontend paces to absolute deadlines, so a late token is made up
+by the next ones and a request's mean ITL (over 400 tokens) barely moves on a loaded machine: concurrency
+8 and 16 meet it, 32 misses it. The TTFT objective (1 s) is loose on purpose: a loaded 2-core machine adds
+its scheduling delays to the first token, not to the mean ITL.
 """
 
 import json
@@ -18,7 +20,7 @@ from deploy_helpers import DeployEnv, delete_namespace, items, new_namespace, wr
 
 TARGET = ["-e", "sku=gb300", "-e", "mode=agg"]
 SHORT = ["-e", "benchmark_request_count=16"]
-SLO = {"ttft_ms": 300, "itl_ms": 22}
+SLO = {"ttft_ms": 1000, "itl_ms": 24}
 PRICE = 10.0  # dollars per GPU-hour, for the cost figures
 FAST = ["-e", "benchmark_warmup_requests=0"]  # the warm-up is tested by the demo and molecule scenarios
 TRACE_SHA256 = "96d607a42ef3a2d6932e6c29250e7b15af6941e200ba08a23780b0ed9cd9de71"  # inventories/local
@@ -79,7 +81,7 @@ def test_sweep_recommends_the_highest_concurrency_that_meets_the_objectives(swee
     # goodput is AIPerf's own (--goodput reached it): requests meeting every objective per second
     s16 = summary(points[16])
     assert s16["metrics"]["goodput_per_s"] == pytest.approx(slo[16]["goodput_per_s"]) and slo[16]["goodput_per_s"] > 0
-    assert "--goodput 'time_to_first_token:300 inter_token_latency:22'" in s16["provenance"]["aiperf"]["command"]
+    assert "--goodput 'time_to_first_token:1000 inter_token_latency:24'" in s16["provenance"]["aiperf"]["command"]
     data = json.loads((sweep_dir / "sweep.json").read_text())
     rec = data["recommendation"]
     assert rec["concurrency"] == 16 and rec["boundary"] == 32 and rec["run_id"] == s16["context"]["run_id"]
@@ -155,8 +157,8 @@ def test_a_slower_frontend_fails_every_gate_naming_metric_objective_and_regressi
     out = run.output
     assert "Benchmark gate failed for sglang-agg-gb300" in out
     assert "output_tokens_per_s_per_user_p50 measured" in out and "vs expected 50.97" in out
-    assert "SLO gate failed for sglang-agg-gb300 on rehearsal: no run met the objectives ttft_ms <= 300, itl_ms <= 22" in out
-    assert "itl_ms <= 22 ms met by 0.0%" in out
+    assert "SLO gate failed for sglang-agg-gb300 on rehearsal: no run met the objectives ttft_ms <= 1000, itl_ms <= 24" in out
+    assert "itl_ms <= 24 ms met by 0.0%" in out
     assert "Regression gate failed for sglang-agg-gb300 on rehearsal: c=16 against rehearsal/sglang-agg-gb300/" in out
     s = summary(run_dirs(results)[-1])
     assert s["gate"]["passed"] is False and s["slo"]["met"] is False
