@@ -22,7 +22,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runnable-images", default=",".join(DEFAULT_RUNNABLE),
                    help="comma list of image substrings whose Job pods are executed locally")
     p.add_argument("--download-seconds", type=float, default=3.0)
-    p.add_argument("--ready-seconds", type=float, default=2.0)
+    p.add_argument("--ready-seconds", type=float, default=2.0, help="a worker's model load, from start to Ready")
+    p.add_argument("--image-pull-seconds", type=float, default=0.0,
+                   help="first pull of an engine image on a node (utility images pull at once)")
+    p.add_argument("--trace-seconds", type=float, default=0.0, help="the benchmark trace staging Job's fetch")
     p.add_argument("--speed-factor", type=float, default=1.0)
     p.add_argument("--backend", choices=api.BACKENDS, default="kubesim",
                    help="kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers, kwok)")
@@ -52,21 +55,24 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_real(a.clusters, a.state_dir, RealConfig(
             nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
-            ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor))
+            ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
+            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds))
     if a.cmd == "_daemon":
         from .daemon import run_daemon
 
         cfg = ClusterConfig(nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
                             state_dir=a.state_dir, runnable_images=tuple(x for x in a.runnable_images.split(",") if x),
                             download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
-                            speed_factor=a.speed_factor)
+                            speed_factor=a.speed_factor, image_pull_seconds=a.image_pull_seconds,
+                            trace_seconds=a.trace_seconds)
         return run_daemon(a.clusters, cfg)
     if a.cmd == "start":
         try:
             cs = api.start(a.clusters, nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes,
                            crd_dir=a.crd_dir, state_dir=a.state_dir, runnable_images=a.runnable_images,
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
-                           speed_factor=a.speed_factor, backend=a.backend)
+                           speed_factor=a.speed_factor, backend=a.backend,
+                           image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds)
         except (RuntimeError, TimeoutError) as exc:
             print(f"kubesim: {exc}", file=sys.stderr)
             return 1

@@ -231,6 +231,7 @@ def attach(state_dir: str | Path = DEFAULT_STATE_DIR) -> ClusterSet:
 def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, storage_classes: str | None = None,
           crd_dir: str | None = None, state_dir: str | Path = DEFAULT_STATE_DIR,
           runnable_images: str | None = None, download_seconds: float = 3.0, ready_seconds: float = 2.0,
+          image_pull_seconds: float = 0.0, trace_seconds: float = 0.0,
           speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None) -> ClusterSet:
     """Start ``clusters`` rehearsal clusters in one background daemon; returns once all answer.
 
@@ -250,6 +251,7 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
     argv = [sys.executable, "-m", "kubesim", "_daemon", "--backend", backend,
             "--clusters", str(clusters), "--state-dir", str(state),
             "--download-seconds", str(download_seconds), "--ready-seconds", str(ready_seconds),
+            "--image-pull-seconds", str(image_pull_seconds), "--trace-seconds", str(trace_seconds),
             "--speed-factor", str(speed_factor)]
     if nodes:
         argv += ["--nodes", nodes]

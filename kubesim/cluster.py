@@ -38,6 +38,8 @@ class ClusterConfig:
     download_seconds: float = 3.0
     ready_seconds: float = 2.0
     speed_factor: float = 1.0
+    image_pull_seconds: float = 0.0
+    trace_seconds: float = 0.0
     catalog: str = str(REPO_ROOT / "catalog" / "skus.yml")
     reconcile_interval: float = 0.25
     token: str = ""

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from .quantity import quantity
 from .standins import dynamo_operator as operator
-from .standins import pod_env, storage
-from .standins.download import DOWNLOAD_RX, progress_line
+from .standins import pod_env, storage, transfers
+from .standins.download import download_repos, is_download, progress_line
 from .standins.kubelet import crash_traceback
 from .store import now, rand_suffix, selector_matches
 
@@ -133,6 +133,7 @@ class Controllers:
         self.logs_dir = cluster.state_dir / "logs"
         self.volumes_dir = cluster.state_dir / "volumes"
         self.pods_dir = cluster.state_dir / "pods"
+        self.images = transfers.NodeImages(self.cfg.image_pull_seconds, self.cfg.runnable_images)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -535,6 +536,10 @@ class Controllers:
                 reasons["node(s) didn't match Pod's node affinity/selector"] = \
                     reasons.get("node(s) didn't match Pod's node affinity/selector", 0) + 1
                 continue
+            if not self._anti_affinity_ok(pod, node, nodes):
+                reasons["node(s) didn't match pod anti-affinity rules"] = \
+                    reasons.get("node(s) didn't match pod anti-affinity rules", 0) + 1
+                continue
             alloc = node["status"]["allocatable"]
             short = None
             for k, v in need.items():
@@ -547,6 +552,28 @@ class Controllers:
             return node["metadata"]["name"], ""
         parts = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items()))
         return None, f"{pre}{parts}.{post}"
+
+    def _anti_affinity_ok(self, pod: dict, node: dict, nodes: list[dict]) -> bool:
+        """Required pod anti-affinity: no pod matching a term's selector in the same topology domain."""
+        terms = ((((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {})
+                 .get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        if not terms:
+            return True
+        by_name = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in nodes}
+        labels = node["metadata"].get("labels") or {}
+        ns = pod["metadata"]["namespace"]
+        for term in terms:
+            key = term.get("topologyKey", "kubernetes.io/hostname")
+            match = term.get("labelSelector") or {}
+            for other in self.store.items(PODS, ns):
+                where = (other.get("spec") or {}).get("nodeName")
+                if not where or other["metadata"]["uid"] == pod["metadata"]["uid"] \
+                        or other["status"].get("phase") in ("Succeeded", "Failed"):
+                    continue
+                if selector_matches(match, other["metadata"].get("labels") or {}) \
+                        and by_name.get(where, {}).get(key) == labels.get(key):
+                    return False
+        return True
 
     def kubelet(self, pod: dict, faults) -> None:
         m = pod["metadata"]
@@ -579,6 +606,8 @@ class Controllers:
             self.store.raw_set_status(PODS, ns, name, status)
             return
         rt = self.runtimes.get(uid)
+        if rt is None and self._pulling(pod, status, conds):
+            return
         if rt is None:
             rt = self._start_runtime(pod, owner_kind, owner_name)
             self.runtimes[uid] = rt
@@ -628,6 +657,28 @@ class Controllers:
             status["containerStatuses"] = [self._cstatus(c, False, term) for c in containers]
             status["conditions"] = self._conds(conds, False, "PodCompleted")
         self.store.raw_set_status(PODS, ns, name, status)
+
+    def _pulling(self, pod: dict, status: dict, conds: list) -> bool:
+        """While the node pulls the pod's engine image: ContainerCreating, as a kubelet shows it."""
+        wait, images = self.images.remaining(pod)
+        node = pod["spec"].get("nodeName", "")
+        if wait > 0:
+            for image in images:
+                self.event(pod, "Normal", "Pulling", f'Pulling image "{image}"', "kubelet")
+            status["phase"] = "Pending"
+            status["containerStatuses"] = [self._cstatus(c, False, {"waiting": {"reason": "ContainerCreating"}})
+                                           for c in pod["spec"].get("containers") or []]
+            status["conditions"] = self._conds(conds, False)
+            self.store.raw_set_status(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], status)
+            return True
+        present = self.images.present(node)
+        n = self.store.raw_get("/nodes", "", node)
+        if n is not None and present and [i["names"][0] for i in (n.get("status") or {}).get("images") or []] != present:
+            self.store.raw_set_status("/nodes", "", node, {**n["status"], "images": transfers.node_status_images(present)})
+        for c in pod["spec"].get("containers") or []:
+            if transfers.pulls_slowly(c, self.cfg.runnable_images) and self.cfg.image_pull_seconds > 0:
+                self.event(pod, "Normal", "Pulled", f'Container image "{c["image"]}" is present on {node}', "kubelet")
+        return False
 
     @staticmethod
     def _cstatus(c: dict, ready: bool, state: dict, restarts: int = 0, last: dict | None = None) -> dict:
@@ -710,9 +761,9 @@ class Controllers:
             lp.write_text("Error: kubesim injected failure (fault job-fail): the job's command exited with code 1\n",
                           encoding="utf-8")
             return rt
-        if DOWNLOAD_RX.search(text):
+        if is_download(text):
             rt = PodRuntime(m["uid"], m["namespace"], m["name"], "download", lp)
-            rt.repos = DOWNLOAD_RX.findall(text)
+            rt.repos = download_repos(text)
             env = self.resolve_env(pod, c)
             hf = env.get("HF_HOME")
             rt.hf_home = Path(hf) if hf else self.pods_dir / m["namespace"] / m["name"] / "hf-home"
@@ -758,6 +809,8 @@ class Controllers:
         if rt.proc is None:
             return rt.exit_code
         code = rt.proc.poll()
+        if code is not None and transfers.trace_hold(pod, rt.started, self.cfg.trace_seconds):
+            return None
         if code is not None:
             rt.exit_code = 0 if code == 0 else (code if code > 0 else 137)
         return rt.exit_code

@@ -49,6 +49,8 @@ class RealConfig:
     ready_seconds: float = 2.0
     download_seconds: float = 3.0
     speed_factor: float = 1.0
+    image_pull_seconds: float = 0.0
+    trace_seconds: float = 0.0
     extra: dict = field(default_factory=dict)
 
 
@@ -387,11 +389,13 @@ class StandIns:
         from ..standins.runner import PodRunner
 
         kube = Kube(api_client, "kubesim-standins")
-        self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds)
+        self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
+                                trace_seconds=config.trace_seconds)
         self.frontends = Frontends(kube, ns.path, self.faults, config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
-                            Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner),
+                            Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
+                                    image_pull_seconds=config.image_pull_seconds),
                             self.frontends]
         self._thread = threading.Thread(target=self._loop, name=f"standins-{self.name}", daemon=True)
         self._thread.start()

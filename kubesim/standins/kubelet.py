@@ -18,11 +18,15 @@ import fnmatch
 import logging
 from pathlib import Path
 
+from .transfers import NodeImages, node_status_images
+
 log = logging.getLogger("kubesim.standins.kubelet")
 
 ADMITTED = "kubesim.inferops.dev/admitted"
 RUNTIME = "kubesim.inferops.dev/runtime"
 FAULT = "kubesim.inferops.dev/fault"
+PULL_DELAY = "kubesim.inferops.dev/pull-ms"
+READY_DELAY = "kubesim.inferops.dev/ready-ms"
 LOGS_API = ("kwok.x-k8s.io/v1alpha1", "Logs")
 WORKER_TYPES = ("worker", "prefill", "decode")
 
@@ -59,12 +63,15 @@ def fault_for(pod: dict, faults: dict) -> str | None:
 
 
 class Kubelet:
-    def __init__(self, kube, logs_dir: Path, faults: dict, runner, kwok_nodes_selector: str = ""):
+    def __init__(self, kube, logs_dir: Path, faults: dict, runner, kwok_nodes_selector: str = "",
+                 image_pull_seconds: float = 0.0):
         self.kube = kube
         self.logs_dir = logs_dir
         self.faults = faults          # the cluster's live fault table (kubesim's kinds and args)
         self.runner = runner
         self._seen: set[str] = set()
+        self.images = NodeImages(image_pull_seconds, runner.runnable_images)
+        self._reported_images: dict[str, list[str]] = {}
 
     def log_file(self, pod: dict, container: str) -> Path:
         m = pod["metadata"]
@@ -85,6 +92,16 @@ class Kubelet:
             elif ann.get(RUNTIME) == "standin":
                 self.runner.ensure(pod, self.log_file(pod, pod["spec"]["containers"][0]["name"]))
         self.runner.forget(live)
+        self._report_images()
+
+    def _report_images(self) -> None:
+        """The engine images each node finished pulling, in the Node's status.images (as a kubelet does)."""
+        for node in {n for n, _ in self.images._ready_at}:
+            present = self.images.present(node)
+            if present and self._reported_images.get(node) != present:
+                self.kube.patch("v1", "Node", node, {"status": {"images": node_status_images(present)}},
+                                subresource="status")
+                self._reported_images[node] = present
 
     def _admit(self, pod: dict) -> None:
         m = pod["metadata"]
@@ -110,6 +127,13 @@ class Kubelet:
         annotations = {ADMITTED: "true", RUNTIME: runtime}
         if fault:
             annotations[FAULT] = fault
+        if runtime == "kwok" and fault is None:
+            # kwok's pod-start stage waits this long: the node pulling the engine image.
+            wait, _ = self.images.remaining(pod)
+            annotations[PULL_DELAY] = str(int(wait * 1000))
+            owners = [r.get("kind") for r in m.get("ownerReferences") or []]
+            if "Job" in owners and READY_DELAY not in (m.get("annotations") or {}):
+                annotations[READY_DELAY] = "0"  # a Job pod has no model to load: it is ready once started
         self.kube.patch("v1", "Pod", m["name"], {"metadata": {"annotations": annotations}}, namespace=m["namespace"])
 
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import pod_env
-from .download import DOWNLOAD_RX, progress_line
+from .download import download_repos, is_download, progress_line
 from .kubelet import cri_line
+from .transfers import trace_hold
 
 log = logging.getLogger("kubesim.standins.runner")
 # kwok hands out pod IPs from the start of the pod CIDR; the stand-ins' pods take the top /24.
@@ -54,7 +55,8 @@ class Running:
 
 class PodRunner:
     def __init__(self, kube, netns, work_dir: Path, download_seconds: float = 3.0,
-                 runnable_images: tuple[str, ...] = RUNNABLE_IMAGES):
+                 runnable_images: tuple[str, ...] = RUNNABLE_IMAGES, trace_seconds: float = 0.0):
+        self.trace_seconds = trace_seconds
         self.kube = kube
         self.netns = netns
         self.work_dir = work_dir
@@ -75,7 +77,7 @@ class PodRunner:
         if "Job" not in owners and spec.get("restartPolicy") not in ("Never", "OnFailure"):
             return False
         c = (spec.get("containers") or [{}])[0]
-        return bool(DOWNLOAD_RX.search(self._text(c))) or (
+        return is_download(self._text(c)) or (
             any(p in c.get("image", "") for p in self.runnable_images) and bool(c.get("command") or c.get("args")))
 
     # ---------------------------------------------------------------- lifecycle
@@ -102,7 +104,7 @@ class PodRunner:
     def _start(self, run: Running, log_path: Path) -> None:
         c = run.pod["spec"]["containers"][0]
         text = self._text(c)
-        if DOWNLOAD_RX.search(text):
+        if is_download(text):
             run.thread = threading.Thread(target=self._download, args=(run, c, log_path), daemon=True)
             run.thread.start()
             return
@@ -136,7 +138,7 @@ class PodRunner:
     def _download(self, run: Running, c: dict, log_path: Path) -> None:
         from ..tokenizer import write_hf_cache_tokenizer
 
-        repos = DOWNLOAD_RX.findall(self._text(c))
+        repos = download_repos(self._text(c))
         mounts = self._mounts(run.pod, c)
         env = self._env(run, c, mounts)
         hf_home = Path(env.get("HF_HOME") or (self.work_dir / run.pod["metadata"]["name"] / "hf-home"))
@@ -165,7 +167,8 @@ class PodRunner:
     # ---------------------------------------------------------------- the pod's view
     def _report(self, run: Running) -> None:
         m = run.pod["metadata"]
-        phase = "Running" if run.exit_code is None else ("Succeeded" if run.exit_code == 0 else "Failed")
+        done = run.exit_code is not None and not trace_hold(run.pod, run.started, self.trace_seconds)
+        phase = "Running" if not done else ("Succeeded" if run.exit_code == 0 else "Failed")
         if run.reported == phase:
             return
         started = dt.datetime.fromtimestamp(run.started, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

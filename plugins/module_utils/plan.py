@@ -33,8 +33,8 @@ CHOICES = {
     "kv_cache_dtype": ["auto", "fp8"],
     "attention_backend": ["ROCM_AITER_FA", "TRITON_ATTN"],
 }
-INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size")
-STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices")
+INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size", "load_seconds")
+STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim")
 BOOLEANS = ("frontend_decoding",)
 KNOWN = set(CHOICES) | set(INTEGERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
 # Without these there is no target, so nothing else can be judged.
@@ -303,6 +303,8 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
         checks.record(exc)
         resolved.rdma = rdma_profile("none", gpus_per_worker, sku)
     resolved.image = req.get("image")  # type: ignore[attr-defined]
+    resolved.cache_claim = req.get("cache_claim")  # type: ignore[attr-defined]
+    resolved.load_seconds = req.get("load_seconds")  # type: ignore[attr-defined]
     return resolved
 
 
@@ -438,13 +440,17 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "gpus_total": gpus_total,
         "compute_domain": _compute_domain(r, name),
         "rdma": r.rdma,
-        "model_cache": {"pvc": "shared-model-cache", "mount_path": engine_args.MODEL_MOUNT,
+        # the model cache claim: the recipe's, or an existing one adopted as it is (cache_claim)
+        "model_cache": {"pvc": getattr(r, "cache_claim", None) or "shared-model-cache",
+                        "mount_path": engine_args.MODEL_MOUNT,
                         "size_gi": int(-(-disk_gb * 1.25 // 100) * 100), "downloads": downloads,
                         "secret": "hf-token-secret"},
         "benchmark": {"concurrency": r.concurrency, "request_count": r.request_count,
                       "warmup_requests": trace.get("warmup_requests", 5),
                       "endpoint": f"{name}-frontend:{int(r.runtime.get('frontend_port', r.runtime.get('port', 8000)))}",
                       "workload": r.target["benchmark"]["workload"], "trace": trace},
+        # a measured weight load (seconds, from an earlier deploy's timing report) budgets the startup probe
+        "startup": {"load_seconds": getattr(r, "load_seconds", None)},
         "expected": _expected(r),
         "capacity": capacity,
         "warnings": warnings,

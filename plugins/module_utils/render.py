@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report
+from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report, model_transfer
 
 DGD_API_VERSION = "nvidia.com/v1beta1"
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
@@ -18,12 +18,12 @@ MODEL_VOLUME = "model-cache"
 DOWNLOAD_JOB = "model-download"
 TRACE_JOB = "stage-benchmark-trace"
 TRACE_MOUNT = "/model-cache"     # the recipe's benchmark mounts the cache here
-DOWNLOAD_IMAGE = "python:3.12-slim"
-HF_HUB_VERSION = "1.16.4"
-# A worker may load ~0.5-1.6 TB of weights: the startup probe allows two hours
-# (720 x 10 s) so that a slow load is never killed; liveness only starts after it.
+# A worker may load ~0.5-1.6 TB of weights: without a measured load time the startup probe allows two
+# hours (720 x 10 s), so that a slow load is never killed; liveness only starts after it. With one
+# (plan input load_seconds, printed by every deploy) it allows twice that, and never less than 10 minutes.
 STARTUP_PERIOD_S = 10
 STARTUP_FAILURE_THRESHOLD = 720
+STARTUP_MIN_BUDGET_S = 600
 EXPECTED_ANNOTATIONS = {
     "ttft_p50_ms": "inferops.dynamo/expected-ttft-p50-ms",
     "output_tokens_per_s_per_user_p50": "inferops.dynamo/expected-output-tps-per-user-p50",
@@ -127,42 +127,19 @@ def trace_stage_job(plan: dict, ns: str, url: str, sha256: str, image: str) -> d
     }
 
 
-def download_job(plan: dict, ns: str, image: str = DOWNLOAD_IMAGE) -> dict:
-    mount = plan["model_cache"]["mount_path"]
-    lines = ["set -eu", f"pip install --no-cache-dir --quiet huggingface_hub=={HF_HUB_VERSION}"]
-    lines += [f"hf download {repo}" for repo in plan["model_cache"]["downloads"]]
-    lines.append("echo model-download complete")
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": _meta(DOWNLOAD_JOB, ns, cache_labels(plan)),
-        "spec": {
-            "backoffLimit": 3,
-            "completions": 1,
-            "parallelism": 1,
-            "template": {
-                "metadata": {"labels": cache_labels(plan)},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [{
-                        "name": "model-download",
-                        "image": image,
-                        "command": ["sh", "-c", "\n".join(lines)],
-                        "envFrom": [{"secretRef": {"name": plan["model_cache"]["secret"]}}],
-                        "env": [{"name": "HF_HOME", "value": mount},
-                                {"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"}],
-                        "securityContext": {
-                            "allowPrivilegeEscalation": False,
-                            "capabilities": {"drop": ["ALL"]},
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": mount}],
-                    }],
-                    "volumes": [_cache_volume(plan)],
-                },
-            },
-        },
-    }
+def download_job(plan: dict, ns: str, image: str = model_transfer.DOWNLOAD_IMAGE, *, source: dict | None = None,
+                 s3_image: str = model_transfer.S3_IMAGE, parallelism: int = 1, max_workers: int = 16,
+                 verify: bool = True) -> dict:
+    """The model-download Job (model_transfer.download_job): from the Hub by default, or a mirror, a bucket,
+    or an existing claim adopted as it is."""
+    return model_transfer.download_job(
+        plan, ns, _meta(DOWNLOAD_JOB, ns, cache_labels(plan)), _cache_volume(plan), source=source, image=image,
+        s3_image=s3_image, parallelism=parallelism, max_workers=max_workers, verify=verify)
+
+
+def prepull_job(plan: dict, ns: str, nodes: int, deadline_s: int = 3600) -> dict:
+    """The short-lived Job that pulls the workers' image on each of the SKU's nodes (model_transfer.prepull_job)."""
+    return model_transfer.prepull_job(plan, ns, nodes, plan["labels"], deadline_s)
 
 
 def compute_domain(plan: dict, ns: str) -> dict | None:
@@ -200,7 +177,7 @@ def _worker_container(plan: dict, worker: dict, health_port: int, health_path: s
         "startupProbe": {
             "httpGet": {"path": health_path, "port": health_port},
             "periodSeconds": STARTUP_PERIOD_S,
-            "failureThreshold": STARTUP_FAILURE_THRESHOLD,
+            "failureThreshold": startup_failure_threshold(plan),
         },
         "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": plan["model_cache"]["mount_path"]}],
     }
@@ -210,6 +187,14 @@ def _worker_container(plan: dict, worker: dict, health_port: int, health_path: s
     if plan.get("compute_domain"):
         container["resources"]["claims"] = [{"name": plan["compute_domain"]["claim_name"]}]
     return container
+
+
+def startup_failure_threshold(plan: dict) -> int:
+    """Startup probe periods for the worker's load: two hours unknown, else twice the measured load."""
+    measured = (plan.get("startup") or {}).get("load_seconds")
+    if not measured:
+        return STARTUP_FAILURE_THRESHOLD
+    return -(-max(STARTUP_MIN_BUDGET_S, 2 * int(measured)) // STARTUP_PERIOD_S)
 
 
 def _node_selector(plan: dict) -> dict:
