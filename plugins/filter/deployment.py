@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import bench_plan, render
+from ansible_collections.inferops.dynamo.plugins.module_utils import bench_plan, model_transfer, render
 from ansible_collections.inferops.dynamo.plugins.module_utils import rollout_summary as _rollout
 from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity import (
     node_capacity as _node_capacity,
@@ -42,11 +42,11 @@ def namespace_object(plan, namespace):
     return render.namespace(_require_namespace(namespace, "namespace_object"), render.cache_labels(plan))
 
 
-def hf_token_secret(plan, namespace, token):
+def hf_token_secret(plan, namespace, token, required=True):
     plan = _require_plan(plan, "hf_token_secret")
-    if not token:
+    if not token and required:
         raise AnsibleFilterError("hf_token_secret: the token is empty; pass hf_token from a vault or HF_TOKEN.")
-    return render.hf_token_secret(plan, _require_namespace(namespace, "hf_token_secret"), str(token))
+    return render.hf_token_secret(plan, _require_namespace(namespace, "hf_token_secret"), str(token or ""))
 
 
 def model_cache_pvc(plan, namespace, storage_class=None, size_gi=None, existing=None, grow=False):
@@ -66,9 +66,17 @@ def model_cache_pvc_change(existing, storage_class, size_gi, storage_classes):
                        storage_classes)
 
 
-def download_job(plan, namespace):
+def download_job(plan, namespace, source=None, image=None, s3_image=None, parallelism=1, max_workers=16,
+                 verify=True):
     plan = _require_plan(plan, "download_job")
-    return render.download_job(plan, _require_namespace(namespace, "download_job"))
+    ns = _require_namespace(namespace, "download_job")
+    try:
+        return render.download_job(plan, ns, image or model_transfer.DOWNLOAD_IMAGE, source=source or None,
+                                   s3_image=s3_image or model_transfer.S3_IMAGE,
+                                   parallelism=_int(parallelism, "parallelism", "download_job"),
+                                   max_workers=_int(max_workers, "max_workers", "download_job"), verify=bool(verify))
+    except model_transfer.SourceError as exc:
+        raise AnsibleFilterError(f"download_job: model_cache_source refused: {exc}.") from exc
 
 
 def trace_stage_job(plan, namespace, url, sha256, image):

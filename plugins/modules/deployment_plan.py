@@ -28,7 +28,8 @@ options:
         C(concurrency), C(request_count), C(context_length), C(max_num_seqs), C(tensor_parallel_size),
         C(kv_cache_dtype) (auto, fp8), C(rdma_provider) (none, infiniband, roce, efa, gke-roce, mnnvl),
         C(rdma_net_devices), C(vllm_frontend) (rust, python), C(attention_backend), C(modalities),
-        C(frontend_decoding), C(flavour), C(image)."
+        C(frontend_decoding), C(flavour), C(image), C(cache_claim) (an existing claim adopted as the model
+        cache), C(load_seconds) (a measured weight load: the startup probe allows twice that, at least 10 min)."
       - Empty strings and null mean the target's default, so AWX surveys can leave fields blank.
     type: dict
     required: true
