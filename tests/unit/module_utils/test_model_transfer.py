@@ -1,6 +1,7 @@
 """The model download Job for each source, the shard split, and the runtime image pre-pull."""
 
 import pytest
+
 from ansible_collections.inferops.dynamo.plugins.module_utils import model_transfer as mt
 from ansible_collections.inferops.dynamo.plugins.module_utils import render
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
