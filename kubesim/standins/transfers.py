@@ -52,7 +52,7 @@ class NodeImages:
         """Seconds until every slow image of the pod is on its node (starting the pulls it needs), and
         the images this pod waits for."""
         node = (pod.get("spec") or {}).get("nodeName") or ""
-        if self.pull_seconds <= 0 or not node:
+        if not node:
             return 0.0, []
         now = time.time()
         wait, images = 0.0, []
@@ -60,7 +60,8 @@ class NodeImages:
             for c in (pod.get("spec") or {}).get("containers") or []:
                 if not pulls_slowly(c, self.runnable_images):
                     continue
-                ready_at = self._ready_at.setdefault((node, c["image"]), now + self.pull_seconds)
+                # an instant pull (0 s) is still recorded: the node lists the image from then on
+                ready_at = self._ready_at.setdefault((node, c["image"]), now + max(0.0, self.pull_seconds))
                 if ready_at > now:
                     images.append(c["image"])
                 wait = max(wait, ready_at - now)

@@ -1,0 +1,73 @@
+"""Time to serve on the rehearsal cluster: the transfers overlap, the workers start once the weights are
+complete, the pre-pull Job goes afterwards, the play says where the time went, and a rerun does nothing."""
+
+from __future__ import annotations
+
+import pytest
+from deploy_helpers import REPO, DeployEnv, get, items, new_namespace, write_inventory
+
+PULL_S, DOWNLOAD_S = 3.0, 4.0
+
+
+@pytest.fixture(scope="module")
+def slow_cluster(tmp_path_factory):
+    """A cluster whose engine image takes PULL_S to pull on each node (gb300 nodes only)."""
+    import kubesim
+
+    real = REPO.parent / "shared" / "crds"
+    cs = kubesim.start(1, state_dir=tmp_path_factory.mktemp("kubesim-tts"), nodes="gb300:2",
+                       crd_dir=str(real) if real.is_dir() else None, ready_seconds=1.0,
+                       download_seconds=DOWNLOAD_S, image_pull_seconds=PULL_S, trace_seconds=1.0)
+    yield cs[0]
+    cs.stop()
+
+
+def _ts(value: str) -> float:
+    import calendar
+    import time
+
+    return calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def test_overlapped_deploy_prepulls_and_reports_its_phases(slow_cluster, tmp_path):
+    ns = new_namespace("tts")
+    env = DeployEnv(slow_cluster, ns, write_inventory(tmp_path / "inv.yml", slow_cluster.kubeconfig,
+                                                       slow_cluster.context, ns), slow_cluster.dynamic())
+    first = env.run("deploy.yml", "-e", "sku=gb300", "-e", "mode=agg")
+    assert first.rc == 0, first.output[-3000:]
+    assert "Pull nvcr.io/nvidia/ai-dynamo/sglang-runtime" in first.stdout
+    assert "Time to serve on rehearsal (this run; transfers overlapped)" in first.stdout
+    assert "pull: the pre-pull Job on the SKU's nodes, while the download ran" in first.stdout
+
+    # the pre-pull Job is gone, and the kubelets list the runtime image on both nodes
+    jobs = {j["metadata"]["name"] for j in items(env.dyn, "batch/v1", "Job", ns)}
+    assert jobs == {"model-download", "stage-benchmark-trace"}
+    image = next(w for w in first.stdout.splitlines() if "Pull nvcr.io" in w).split("Pull ", 1)[1].split(" ")[0]
+    for node in items(env.dyn, "v1", "Node"):
+        assert image in [n for i in node["status"].get("images") or [] for n in i["names"]]
+
+    # the workers started once the weights were complete, and found the image already there
+    done = _ts(get(env.dyn, "batch/v1", "Job", "model-download", ns)["status"]["completionTime"])
+    workers = items(env.dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component-type=worker")
+    assert workers and all(_ts(p["metadata"]["creationTimestamp"]) >= done for p in workers)
+    events = items(env.dyn, "v1", "Event", ns)
+    pulled_by_workers = [e for e in events if e["reason"] == "Pulling"
+                         and e["involvedObject"]["name"] in {p["metadata"]["name"] for p in workers}]
+    assert pulled_by_workers == []
+
+    again = env.run("deploy.yml", "-e", "sku=gb300", "-e", "mode=agg")
+    assert again.rc == 0, again.output[-3000:]
+    assert again.recap("rehearsal")["changed"] == 0
+    assert "download: complete before this run (not run again)" in again.stdout
+
+
+def test_a_bad_model_source_is_refused_before_anything_is_created(slow_cluster, tmp_path):
+    ns = new_namespace("tts")
+    env = DeployEnv(slow_cluster, ns, write_inventory(tmp_path / "inv.yml", slow_cluster.kubeconfig,
+                                                       slow_cluster.context, ns), slow_cluster.dynamic())
+    run = env.run("deploy.yml", "-e", "sku=gb300", "-e", "mode=agg",
+                  "-e", '{"model_cache_source": {"type": "s3", "bucket": "weights", "region": "eu"}}')
+    assert run.rc != 0
+    assert "model_cache_source refused (2 problems)" in run.output
+    assert "needs secret" in run.output and "must be an s3:// URL" in run.output
+    assert get(env.dyn, "v1", "Namespace", ns) is None
