@@ -42,8 +42,9 @@ def trace_hold(pod: dict, started: float, trace_seconds: float) -> bool:
 class NodeImages:
     """Which engine images each node holds, and when a pull under way finishes."""
 
-    def __init__(self, pull_seconds: float, runnable_images: tuple[str, ...]):
+    def __init__(self, pull_seconds: float, runnable_images: tuple[str, ...], clock=time.time):
         self.pull_seconds = float(pull_seconds)
+        self._clock = clock
         self.runnable_images = tuple(runnable_images)
         self._ready_at: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
@@ -54,7 +55,7 @@ class NodeImages:
         node = (pod.get("spec") or {}).get("nodeName") or ""
         if not node:
             return 0.0, []
-        now = time.time()
+        now = self._clock()
         wait, images = 0.0, []
         with self._lock:
             for c in (pod.get("spec") or {}).get("containers") or []:
@@ -69,7 +70,7 @@ class NodeImages:
 
     def present(self, node: str) -> list[str]:
         """The images whose pull on ``node`` has finished."""
-        now = time.time()
+        now = self._clock()
         with self._lock:
             return sorted(img for (n, img), t in self._ready_at.items() if n == node and t <= now)
 
