@@ -703,7 +703,9 @@ class Controllers:
         ready = False
         started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rt.started))
         if rt.kind == "server":
-            crash = match_any((faults.get("crashloop") or {}).get("pattern"), name, owner_name)
+            crashloop = faults.get("crashloop") or {}
+            crash = match_any(crashloop.get("pattern"), name, owner_name) or \
+                match_any(crashloop.get("image"), *(c.get("image", "") for c in containers))
             never = owner_kind == "DynamoGraphDeployment" and match_any(
                 (faults.get("never-ready") or {}).get("pattern"), owner_name) and \
                 m["labels"].get(TYPE_LABEL) in ("worker", "prefill", "decode")

@@ -170,6 +170,32 @@ def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace)
     assert c["reason"] == "CrashLoopBackOff" and dgds.get(namespace=ns, name="crashy").status.state == "failed"
 
 
+def test_crashloop_fault_by_image_hits_only_pods_of_that_image(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    """An update to a bad image crash-loops; the same workload on the good image does not (day-two rollback)."""
+    ns = k8s_namespace
+    kubesim_faults.fault("crashloop", image="*:crashy")
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    body = dgd_body("img", pvc=None, gpus="1")
+    dgds.create(namespace=ns, body=body)
+    core = CoreV1Api(k8s_client)
+
+    def worker_state():
+        pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
+        cs = pods and len(pods) == 1 and pods[0].status.container_statuses
+        if not cs:
+            return None
+        return (pods[0].spec.containers[0].image, cs[0].ready,
+                cs[0].state.waiting.reason if cs[0].state.waiting else None)
+    assert wait_for(lambda: (s := worker_state()) and s[1] and s, what="good image Ready")[2] is None
+    worker = body["spec"]["components"][1]
+    worker["podTemplate"]["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:crashy"
+    dgds.patch(namespace=ns, name="img", body={"spec": {"components": body["spec"]["components"]}},
+               content_type="application/merge-patch+json")
+    crashing = wait_for(lambda: (s := worker_state()) and s[0].endswith(":crashy") and s[2] == "CrashLoopBackOff" and s,
+                        what="CrashLoopBackOff on the new image")
+    assert crashing[1] is False
+
+
 def test_unschedulable_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
     ns = k8s_namespace
     kubesim_faults.fault("unschedulable", pattern="lonely-*")
