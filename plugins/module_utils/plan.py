@@ -29,6 +29,7 @@ CHOICES = {
     "vllm_frontend": ["rust", "python"],
     "kv_cache_dtype": ["auto", "fp8"],
     "attention_backend": ["ROCM_AITER_FA", "TRITON_ATTN"],
+    "update_strategy": ["RollingUpdate", "Recreate"],
 }
 INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size")
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices")
@@ -237,6 +238,7 @@ def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
     )
     resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
     resolved.image = req.get("image")  # type: ignore[attr-defined]
+    resolved.update_strategy = req.get("update_strategy", "RollingUpdate")  # type: ignore[attr-defined]
     return resolved
 
 
@@ -349,6 +351,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "max_num_seqs": r.max_num_seqs,
         "attention_backend": r.attention_backend,
         "vllm_frontend": r.vllm_frontend,
+        # How the Dynamo operator replaces workers on an update (standalone vLLM is always Recreate).
+        "update_strategy": r.update_strategy if r.runtime_key == "dynamo" else "Recreate",
         "frontend": frontend,
         "workers": workers,
         "gpus_total": gpus_total,
