@@ -115,7 +115,7 @@ def leaves(obj, path: tuple = (), field: str = "") -> list[tuple[tuple, object]]
 
 
 # ---------------------------------------------------------------------------- diff
-def _text(value) -> str:
+def value_text(value) -> str:
     if value is MISSING:
         return "(none)"
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
@@ -135,7 +135,7 @@ def _list_text(before: list, after: list) -> str:
             parts.append(f"added {' '.join(b[j1:j2])}{where}")
         elif op == "delete":
             parts.append(f"removed {' '.join(a[i1:i2])}")
-    return _text("; ".join(parts)) if parts else "reordered"
+    return value_text("; ".join(parts)) if parts else "reordered"
 
 
 def _change(path: tuple, before, after) -> dict:
@@ -145,7 +145,7 @@ def _change(path: tuple, before, after) -> dict:
             all(isinstance(x, scalars) for x in before + after):
         text = _list_text(before, after)
     else:
-        text = f"{_text(before)} -> {_text(after)}"
+        text = f"{value_text(before)} -> {value_text(after)}"
     return {"path": [list(s) for s in path], "field": display(path), "op": op,
             "before": None if before is MISSING else before, "after": None if after is MISSING else after,
             "text": text}
@@ -385,13 +385,13 @@ def drift(applied: dict | None, live: dict | None, field_manager: str) -> list[d
 def drift_text(item: dict) -> str:
     who = f" by {', '.join(item['managers'])}" if item.get("managers") else ""
     if item["op"] == "added":
-        return f"{item['field']} added{who}: {_text(item['live'])}"
+        return f"{item['field']} added{who}: {value_text(item['live'])}"
     if item["op"] == "removed":
-        return f"{item['field']} removed{who} (was {_text(item['applied'])})"
+        return f"{item['field']} removed{who} (was {value_text(item['applied'])})"
     if item["op"] == "differs":
-        return f"{item['field']} is {_text(item['live'])}, not the recorded {_text(item['applied'])}"
+        return f"{item['field']} is {value_text(item['live'])}, not the recorded {value_text(item['applied'])}"
     if item.get("applied") == item.get("live"):
-        return f"{item['field']} now owned{who} (same value {_text(item['live'])})"
+        return f"{item['field']} now owned{who} (same value {value_text(item['live'])})"
     if isinstance(item.get("applied"), list) and isinstance(item.get("live"), list):
         return f"{item['field']} changed{who}: {_list_text(item['applied'], item['live'])}"
-    return f"{item['field']} changed{who}: {_text(item['applied'])} -> {_text(item['live'])}"
+    return f"{item['field']} changed{who}: {value_text(item['applied'])} -> {value_text(item['live'])}"
