@@ -213,8 +213,13 @@ def _dgd_rollout_pending(obj: dict) -> list[str]:
     comps = st.get("components") or st.get("services") or {}
     for name, want in _dgd_spec_replicas(obj).items():
         cs = comps.get(name)
-        if isinstance(cs, dict) and cs.get("updatedReplicas") is not None and int(cs["updatedReplicas"]) < want:
+        if not isinstance(cs, dict):
+            continue
+        if cs.get("updatedReplicas") is not None and int(cs["updatedReplicas"]) < want:
             out.append(f"{name}: {int(cs['updatedReplicas'])}/{want} replicas updated")
+        # replicas counts every non-terminated replica, old ones included, during a rolling update
+        if cs.get("replicas") is not None and int(cs["replicas"]) > want:
+            out.append(f"{name}: {int(cs['replicas']) - want} old replica(s) still running")
     return out
 
 

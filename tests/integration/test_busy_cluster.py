@@ -128,7 +128,9 @@ def test_a_failed_first_install_with_deploy_atomic_leaves_nothing_that_holds_gpu
 
 
 def model_args(dyn) -> list[str]:
-    return get(dyn, "apps/v1", "Deployment", MI355X, "tenant-c")["spec"]["template"]["spec"]["containers"][0]["args"]
+    """The server's command line (``vllm serve <checkpoint> ...``)."""
+    main = get(dyn, "apps/v1", "Deployment", MI355X, "tenant-c")["spec"]["template"]["spec"]["containers"][0]
+    return main["command"] + main["args"]
 
 
 def test_a_changed_checkpoint_downloads_beside_the_old_one_and_switches_once_complete(tenant):

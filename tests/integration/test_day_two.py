@@ -178,12 +178,28 @@ def test_an_update_that_is_ready_but_regresses_the_benchmark_gate_is_rolled_back
     assert [r[0] for r in revisions(day2.dyn)] == [1, 2]
 
 
+def test_a_rollout_that_still_moves_is_not_reverted_and_the_play_says_why(day2):
+    day2.cluster.fault("never-ready", pattern=DGD_NAME)     # new workers load forever: nothing condemns them
+    run = day2("deploy.yml", *GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.4", "-e", "engine_ready_timeout=6",
+               "-e", "release_settle_timeout=4")
+    assert run.rc != 0
+    text = report(run)
+    assert text.startswith("Update of sglang-agg-gb300 on rehearsal (namespace day2) failed at the wait for the "
+                           "rollout and was NOT rolled back."), text
+    assert re.search(r"Not rolled back: the rollout is still in progress \(\d pod\(s\) starting \(", text), text
+    assert "ai-dynamo/dynamo#13620" in text and "playbooks/rollback.yml -l rehearsal -e sku=gb300" in text
+    assert text.count("-e revision=2") == 1
+    assert worker(dgd(day2.dyn))["image"] == f"{RUNTIME}:1.5.4"           # left as it is, mid-rollout
+    assert [r[0] for r in revisions(day2.dyn)] == [1, 2]
+
+
 def test_rollback_to_an_explicit_revision_and_a_missing_one_is_refused_with_the_list(day2):
     run = day2("rollback.yml", *GB300_AGG, "-e", "revision=1")
     assert run.rc == 0, run.output[-4000:]
     flat = " ".join(run.stdout.split())
     assert "Restoring sglang-agg-gb300 revision 1: " in flat
-    assert f"~ {WORKER_IMAGE}: {RUNTIME}:1.5.2 -> {RUNTIME}:1.5.1" in flat and "Smoke test passed" in flat
+    # from the update left mid-rollout by the previous test, once it has settled
+    assert f"~ {WORKER_IMAGE}: {RUNTIME}:1.5.4 -> {RUNTIME}:1.5.1" in flat and "Smoke test passed" in flat
     assert "Recorded revision 3 of sglang-agg-gb300 (rollback to revision 1)" in flat
     assert revisions(day2.dyn)[-1] == (3, f"{RUNTIME}:1.5.1", "rollback to revision 1")
     assert serving_images(day2.dyn) == {f"{RUNTIME}:1.5.1"} and ready(day2.dyn)

@@ -56,8 +56,14 @@ def test_a_rolling_update_in_progress_or_a_component_not_updated_is_pending():
     rolling = dgd(components={"Frontend": comp(), "Worker": comp(replicas=2, updated=0)},
                   rolling={"phase": "InProgress", "updatedComponents": ["Frontend"]})
     assert update_pending(DGD, rolling) == ["rolling update InProgress (updated: Frontend)",
-                                            "Worker: 0/1 replicas updated"]
+                                            "Worker: 0/1 replicas updated", "Worker: 1 old replica(s) still running"]
     assert not readiness(DGD, rolling)
+
+
+def test_old_replicas_still_running_keep_an_update_pending():
+    surge = dgd(components={"Frontend": comp(), "Worker": comp(replicas=2, updated=1, ready=1)})
+    assert update_pending(DGD, surge) == ["Worker: 1 old replica(s) still running"]
+    assert not readiness(DGD, surge)
 
 
 def test_an_operator_without_these_fields_is_trusted_on_ready():
