@@ -17,7 +17,7 @@ NODES ?=
 BACKEND ?= kubesim
 
 .PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean control-plane
+	rollout-demo bench clean control-plane engine-parsers
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
@@ -65,6 +65,11 @@ unit: setup
 
 build: setup
 	$(BIN)/ansible-galaxy collection build --force .
+
+# Facts from the engines' own parsers at the versions the catalog pins (tests/engines/*.json): run when an
+# image tag changes. Installs each engine set from PyPI into a throwaway venv (several GB, minutes).
+engine-parsers: setup
+	$(BIN)/python tools/extract_engine_parsers.py
 
 # The real control plane, built from the Go module proxy into ~/.cache/inferops-dynamo (a no-op once built).
 control-plane: setup

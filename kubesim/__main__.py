@@ -50,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         from .control_plane.cluster import RealConfig
         from .control_plane.daemon import run_daemon as run_real
 
-        return run_real(a.clusters, a.state_dir, RealConfig(nodes=a.nodes, rdma=a.rdma,
-                                                            storage_classes=a.storage_classes, crd_dir=a.crd_dir))
+        return run_real(a.clusters, a.state_dir, RealConfig(
+            nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
+            ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor))
     if a.cmd == "_daemon":
         from .daemon import run_daemon
 

@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .quantity import quantity
-from .standins import storage
+from .standins import dynamo_operator as operator
+from .standins import pod_env, storage
+from .standins.download import DOWNLOAD_RX, progress_line
+from .standins.kubelet import crash_traceback
 from .store import now, rand_suffix, selector_matches
 
 if TYPE_CHECKING:
@@ -34,12 +37,11 @@ log = logging.getLogger("kubesim.controllers")
 DGD = "nvidia.com/dynamographdeployments"
 CD = "resource.nvidia.com/computedomains"
 PODS = "/pods"
-DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
-TYPE_LABEL = "nvidia.com/dynamo-component-type"
-COMP_LABEL = "nvidia.com/dynamo-component"
-HASH_ANN = "kubesim.io/template-hash"
+DGD_LABEL = operator.DGD_LABEL
+TYPE_LABEL = operator.TYPE_LABEL
+COMP_LABEL = operator.COMP_LABEL
+HASH_ANN = operator.REVISION_ANNOTATION
 BASE_RESOURCES = {"cpu", "memory", "pods", "ephemeral-storage"}
-DOWNLOAD_RX = re.compile(r"(?:\bhf|huggingface-cli)\s+download\s+(?:--\S+\s+)*([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
 
 
 def owner_ref(obj: dict, controller: bool = True) -> dict:
@@ -265,17 +267,12 @@ class Controllers:
     def reconcile_computedomains(self) -> None:
         for cd in self.store.items(CD):
             m = cd["metadata"]
-            spec = cd.get("spec") or {}
-            tmpl = ((spec.get("channel") or {}).get("resourceClaimTemplate") or {}).get("name")
-            if tmpl and self.store.raw_get("resource.k8s.io/resourceclaimtemplates", m["namespace"], tmpl) is None:
-                self.store.raw_put("resource.k8s.io/resourceclaimtemplates", {
-                    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                    "metadata": {"name": tmpl, "namespace": m["namespace"], "ownerReferences": [owner_ref(cd)]},
-                    "spec": {"spec": {"devices": {"requests": [{"name": "channel", "exactly": {
-                        "deviceClassName": "compute-domain-default-channel.nvidia.com"}}]}}}})
-            status = {"status": "Ready", "nodes": []}
+            tmpl = operator.compute_domain_claim_template(cd)
+            if tmpl and self.store.raw_get("resource.k8s.io/resourceclaimtemplates", m["namespace"],
+                                           tmpl["metadata"]["name"]) is None:
+                self.store.raw_put("resource.k8s.io/resourceclaimtemplates", tmpl)
             if (cd.get("status") or {}).get("status") != "Ready":
-                self.store.raw_set_status(CD, m["namespace"], m["name"], status)
+                self.store.raw_set_status(CD, m["namespace"], m["name"], dict(operator.COMPUTE_DOMAIN_READY))
 
     # ------------------------------------------------------------------ pod creation
     def make_pod(self, owner: dict, name: str, template: dict, labels: dict, annotations: dict | None = None) -> dict:
@@ -368,152 +365,39 @@ class Controllers:
                 self.store.raw_set_status("batch/jobs", m["namespace"], m["name"], status)
 
     # ------------------------------------------------------------------ DGDs
-    def dgd_components(self, dgd: dict) -> list[dict]:
-        """Normalise v1beta1 components / v1alpha1 services into
-        [{name, type, replicas, nodes, template}]."""
-        spec = dgd.get("spec") or {}
-        out = []
-        if isinstance(spec.get("components"), list):
-            for c in spec["components"]:
-                tmpl = copy.deepcopy(c.get("podTemplate") or {})
-                tmpl.setdefault("spec", {}).setdefault("containers", [])
-                if not tmpl["spec"]["containers"]:
-                    tmpl["spec"]["containers"].append({"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/runtime"})
-                for e in spec.get("env") or []:
-                    for ctr in tmpl["spec"]["containers"]:
-                        ctr.setdefault("env", []).append(e)
-                out.append({"name": c.get("name", "main"), "type": c.get("type") or "worker",
-                            "replicas": c.get("replicas", 1) if c.get("replicas") is not None else 1,
-                            "nodes": int(((c.get("multinode") or {}).get("nodeCount")) or 1), "template": tmpl})
-        elif isinstance(spec.get("services"), dict):
-            for name, s in spec["services"].items():
-                s = s or {}
-                eps = copy.deepcopy(s.get("extraPodSpec") or {})
-                main = eps.pop("mainContainer", None) or {}
-                main.setdefault("name", "main")
-                main.setdefault("image", "nvcr.io/nvidia/ai-dynamo/runtime")
-                limits = dict((s.get("resources") or {}).get("limits") or {})
-                gpu = limits.pop("gpu", None)
-                custom = limits.pop("custom", None) or {}
-                lim = {k: v for k, v in limits.items() if k in ("cpu", "memory")}
-                if gpu:
-                    lim["nvidia.com/gpu"] = str(gpu)
-                lim.update(custom)
-                if lim:
-                    main.setdefault("resources", {})["limits"] = lim
-                env = list(spec.get("envs") or []) + list(s.get("envs") or [])
-                if env:
-                    main["env"] = env + list(main.get("env") or [])
-                if s.get("envFromSecret"):
-                    main.setdefault("envFrom", []).append({"secretRef": {"name": s["envFromSecret"]}})
-                vols = []
-                for vm in s.get("volumeMounts") or []:
-                    main.setdefault("volumeMounts", []).append({"name": vm["name"], "mountPath": vm.get("mountPoint", "/data")})
-                    vols.append({"name": vm["name"], "persistentVolumeClaim": {"claimName": vm["name"]}})
-                pspec = {**eps, "containers": [main, *(eps.get("containers") or [])]}
-                if vols:
-                    pspec["volumes"] = vols + list(pspec.get("volumes") or [])
-                ctype = s.get("subComponentType") or s.get("componentType") or "worker"
-                out.append({"name": name, "type": ctype,
-                            "replicas": s.get("replicas", 1) if s.get("replicas") is not None else 1,
-                            "nodes": int(((s.get("multinode") or {}).get("nodeCount")) or 1),
-                            "template": {"metadata": s.get("extraPodMetadata") or {}, "spec": pspec}})
-        return out
-
     def reconcile_dgds(self) -> None:
+        """The Dynamo operator: decisions shared with the real backend's stand-in (standins/dynamo_operator)."""
         for dgd in self.store.items(DGD):
             m = dgd["metadata"]
             ns, name = m["namespace"], m["name"]
-            comps = self.dgd_components(dgd)
-            pods = self.owned_pods(dgd)
-            problems: list[tuple[str, str]] = []
-            comp_status: dict[str, dict] = {}
-            all_ready = True
-            for comp in comps:
-                h = thash([comp["template"], comp["nodes"]])
-                cname = comp["name"].lower()
-                labels = {DGD_LABEL: name, TYPE_LABEL: comp["type"], COMP_LABEL: comp["name"]}
-                mine = [p for p in pods if p["metadata"]["labels"].get(COMP_LABEL) == comp["name"]]
-                for p in mine:
-                    if (p["metadata"].get("annotations") or {}).get(HASH_ANN) != h:
-                        self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                mine = [p for p in mine if (p["metadata"].get("annotations") or {}).get(HASH_ANN) == h]
-                want = comp["replicas"] * comp["nodes"]
-                mine.sort(key=lambda p: p["metadata"]["name"])
-                for p in mine[want:]:
-                    self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                mine = mine[:want]
-                for _ in range(want - len(mine)):
-                    mine.append(self.make_pod(dgd, f"{name}-{cname}-{rand_suffix()}"[:63], comp["template"],
-                                              labels, {HASH_ANN: h}))
-                ready = [p for p in mine if _pod_ready(p)]
-                per = max(comp["nodes"], 1)
-                comp_status[comp["name"]] = {
-                    "componentKind": "PodClique" if comp["nodes"] > 1 else "Deployment",
-                    "componentNames": [f"{name}-{cname}"],
-                    "replicas": comp["replicas"], "updatedReplicas": comp["replicas"],
-                    "readyReplicas": len(ready) // per, "availableReplicas": len(ready) // per}
-                if len(ready) < want:
-                    all_ready = False
-                    for p in mine:
-                        if not _pod_ready(p):
-                            problems.append(self._pod_problem(p, comp))
-                            break
-            status = copy.deepcopy(dgd.get("status") or {})
-            conds = status.get("conditions") or []
-            gen = m.get("generation", 1)
-            if all_ready and comps:
-                conds = set_condition(conds, "Ready", "True", "AllComponentsReady",
-                                      "All components are ready", {"observedGeneration": gen})
-                state = "successful"
-            else:
-                sev = {"FrontendNotReady": 1, "WorkersNotReady": 1, "PodsPending": 2}
-                problems.sort(key=lambda pr: -sev.get(pr[0], 3))  # the most telling problem first
-                reason, msg = problems[0] if problems else ("ComponentsNotReady", "no components")
-                conds = set_condition(conds, "Ready", "False", reason, msg, {"observedGeneration": gen})
-                state = "failed" if reason in ("CrashLoopBackOff",) else "pending"
-            status["conditions"] = conds
-            status["state"] = state
-            status["observedGeneration"] = gen
-            status["components"] = comp_status
-            if status != dgd.get("status"):
-                self.store.raw_set_status(DGD, ns, name, status)
-            self.ensure_frontend_service(dgd)
+            comps = {c.name: c for c in operator.components(dgd)}
+            views = []
+            for p in self.owned_pods(dgd):
+                comp = (p["metadata"].get("labels") or {}).get(COMP_LABEL, "")
+                ready = _pod_ready(p)
+                views.append(operator.PodView(
+                    name=p["metadata"]["name"], component=comp,
+                    revision=(p["metadata"].get("annotations") or {}).get(HASH_ANN, ""), ready=ready,
+                    problem=None if ready else operator.pod_problem(p, comp)))
+            plan = operator.reconcile(dgd, views, now())
+            for pname in plan.delete:
+                self.store.raw_delete(PODS, ns, pname)
+            for c in plan.create:
+                self.make_pod(dgd, f'{c["name_prefix"]}-{rand_suffix()}'[:63], comps[c["component"]].template,
+                              c["labels"], c["annotations"])
+            if plan.status != dgd.get("status"):
+                self.store.raw_set_status(DGD, ns, name, plan.status)
+            if plan.frontend_service:
+                self.ensure_frontend_service(plan.frontend_service)
 
-    def _pod_problem(self, pod: dict, comp: dict) -> tuple[str, str]:
-        pname = pod["metadata"]["name"]
-        s = pod.get("status") or {}
-        sched = next((c for c in s.get("conditions") or [] if c["type"] == "PodScheduled"), None)
-        if sched and sched["status"] == "False":
-            return "Unschedulable", f'component {comp["name"]}: pod {pname} is Pending: {sched.get("message", "")}'
-        for cs in s.get("containerStatuses") or []:
-            w = (cs.get("state") or {}).get("waiting")
-            if w and w.get("reason") not in (None, "ContainerCreating"):
-                return w["reason"], f'component {comp["name"]}: pod {pname}: container {cs["name"]} waiting: ' \
-                                    f'{w["reason"]}: {w.get("message", "")}'.rstrip(": ")
-        if s.get("phase") == "Pending":
-            return "PodsPending", f'component {comp["name"]}: pod {pname} is Pending'
-        kind = "WorkersNotReady" if comp["type"] in ("worker", "prefill", "decode") else "FrontendNotReady"
-        return kind, f'component {comp["name"]}: pod {pname} is Running but not ready (model loading)'
-
-    def ensure_frontend_service(self, dgd: dict) -> None:
-        m = dgd["metadata"]
-        comps = self.dgd_components(dgd)
-        if not any(c["type"] == "frontend" for c in comps):
+    def ensure_frontend_service(self, svc: dict) -> None:
+        m = svc["metadata"]
+        if self.store.raw_get("/services", m["namespace"], m["name"]) is not None:
             return
-        sname = f'{m["name"]}-frontend'
-        if self.store.raw_get("/services", m["namespace"], sname) is not None:
-            return
-        self.store.raw_put("/services", {
-            "apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": sname, "namespace": m["namespace"],
-                         "labels": {DGD_LABEL: m["name"], TYPE_LABEL: "frontend"},
-                         "ownerReferences": [owner_ref(dgd)]},
-            "spec": {"type": "ClusterIP", "clusterIP": _cluster_ip(sname), "clusterIPs": [_cluster_ip(sname)],
-                     "ports": [{"name": "http", "port": 8000, "protocol": "TCP", "targetPort": 8000}],
-                     "selector": {DGD_LABEL: m["name"], TYPE_LABEL: "frontend"},
-                     "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
-                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"},
+        ip = _cluster_ip(m["name"])
+        self.store.raw_put("/services", {**svc, "spec": {
+            **svc["spec"], "clusterIP": ip, "clusterIPs": [ip], "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack"},
             "status": {"loadBalancer": {}}})
 
     # ------------------------------------------------------------------ Deployments / StatefulSets
@@ -713,7 +597,7 @@ class Controllers:
                 if time.time() - rt.last_crash > 1.5:
                     rt.last_crash = time.time()
                     rt.restarts += 1
-                    self._append_log(rt, _traceback(name))
+                    self._append_log(rt, crash_traceback(name))
                 state = {"waiting": {"reason": "CrashLoopBackOff",
                                      "message": f"back-off 10s restarting failed container={containers[0]['name']} pod={name}_{ns}({uid})"}}
                 last = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": started_at, "finishedAt": now()}}
@@ -853,14 +737,12 @@ class Controllers:
             return rt.exit_code if elapsed >= rt.duration else None
         if rt.kind == "download":
             duration = float((faults.get("slow-download") or {}).get("seconds", rt.duration))
-            total_gb = 533.0
             pct = 100 if duration <= 0 else min(100, int(elapsed / duration * 100))
             step = pct // 10 * 10
             while rt.progress < step:
                 rt.progress = max(rt.progress + 10, 0) if rt.progress >= 0 else 0
                 for repo in rt.repos:
-                    self._append_log(rt, f"Downloading {repo}: {rt.progress}% "
-                                         f"({total_gb * rt.progress / 100:.1f} GB / {total_gb:.0f} GB)\n")
+                    self._append_log(rt, progress_line(repo, rt.progress) + "\n")
             if pct < 100:
                 return None
             if rt.exit_code is None:
@@ -910,49 +792,8 @@ class Controllers:
 
     # -- exec support
     def resolve_env(self, pod: dict, c: dict) -> dict[str, str]:
-        ns = pod["metadata"]["namespace"]
-        env: dict[str, str] = {}
-        for ef in c.get("envFrom") or []:
-            prefix = ef.get("prefix", "")
-            if ef.get("secretRef"):
-                sec = self.store.raw_get("/secrets", ns, ef["secretRef"].get("name", "")) or {}
-                env.update({prefix + k: _b64(v) for k, v in (sec.get("data") or {}).items()})
-                env.update({prefix + k: str(v) for k, v in (sec.get("stringData") or {}).items()})
-            if ef.get("configMapRef"):
-                cm = self.store.raw_get("/configmaps", ns, ef["configMapRef"].get("name", "")) or {}
-                env.update({prefix + k: str(v) for k, v in (cm.get("data") or {}).items()})
-        for e in c.get("env") or []:
-            if "value" in e:
-                env[e["name"]] = re.sub(r"\$\((\w+)\)", lambda mm: env.get(mm.group(1), mm.group(0)), str(e["value"]))
-                continue
-            vf = e.get("valueFrom") or {}
-            if vf.get("secretKeyRef"):
-                r = vf["secretKeyRef"]
-                sec = self.store.raw_get("/secrets", ns, r.get("name", "")) or {}
-                if r.get("key") in (sec.get("data") or {}):
-                    env[e["name"]] = _b64(sec["data"][r["key"]])
-                elif r.get("key") in (sec.get("stringData") or {}):
-                    env[e["name"]] = sec["stringData"][r["key"]]
-            elif vf.get("configMapKeyRef"):
-                r = vf["configMapKeyRef"]
-                cm = self.store.raw_get("/configmaps", ns, r.get("name", "")) or {}
-                if r.get("key") in (cm.get("data") or {}):
-                    env[e["name"]] = cm["data"][r["key"]]
-            elif vf.get("fieldRef"):
-                fp = vf["fieldRef"].get("fieldPath", "")
-                mm = re.match(r"metadata\.(labels|annotations)\['(.+)'\]", fp)
-                if mm:
-                    env[e["name"]] = (pod["metadata"].get(mm.group(1)) or {}).get(mm.group(2), "")
-                elif fp == "metadata.name":
-                    env[e["name"]] = pod["metadata"]["name"]
-                elif fp == "metadata.namespace":
-                    env[e["name"]] = ns
-                elif fp == "metadata.uid":
-                    env[e["name"]] = pod["metadata"]["uid"]
-                elif fp in ("status.podIP", "status.hostIP"):
-                    env[e["name"]] = "127.0.0.1"
-                elif fp == "spec.nodeName":
-                    env[e["name"]] = pod["spec"].get("nodeName", "")
+        env = pod_env.container_env(pod, c, lambda ns, n: self.store.raw_get("/secrets", ns, n),
+                                    lambda ns, n: self.store.raw_get("/configmaps", ns, n))
         return {k: self.rewrite(pod, c, v) for k, v in env.items()}
 
     def mount_map(self, pod: dict, c: dict) -> list[tuple[str, str]]:
@@ -1012,11 +853,7 @@ class Controllers:
     def _exec(self, rt: PodRuntime, pod: dict, c: dict) -> None:
         mounts = self.mount_map(pod, c)
         services = self.service_map(pod["metadata"]["namespace"])
-        argv = [str(x) for x in (c.get("command") or [])] + [str(x) for x in (c.get("args") or [])]
-        argv = [self.rewrite(pod, c, a, mounts, services) for a in argv]
-        if len(argv) >= 2 and os.path.basename(argv[0]) in ("bash", "sh") and argv[1].startswith("-") \
-                and "l" in argv[1] and not argv[1].startswith("--"):
-            argv[1] = argv[1].replace("l", "") or "-c"  # no login shell: /etc/profile would reset PATH
+        argv = [self.rewrite(pod, c, a, mounts, services) for a in pod_env.command_argv(c)]
         env_extra = self.resolve_env(pod, c)
         env_extra = {k: self.rewrite(pod, c, v, mounts, services) for k, v in env_extra.items()}
         venv_bin = str(Path(sys.executable).parent)
@@ -1062,16 +899,7 @@ class Controllers:
         return out
 
     def profile_for(self, wl: dict):
-        from .frontend import FrontendProfile
-
-        ann = wl["metadata"].get("annotations") or {}
-        model = served_model_name(wl, self)
-        return FrontendProfile(
-            served_model=model,
-            ttft_ms=float(ann.get("inferops.dynamo/expected-ttft-p50-ms", 200)),
-            tokens_per_s_per_user=float(ann.get("inferops.dynamo/expected-output-tps-per-user-p50", 50)),
-            expected_concurrency=int(float(ann.get("inferops.dynamo/expected-concurrency", 16))),
-            speed_factor=self.cfg.speed_factor)
+        return frontend_profile(wl, self.cfg.speed_factor, served_model_name(wl, self))
 
     def _apply_frontend_faults(self, fe) -> None:
         f = self.cluster.faults
@@ -1123,16 +951,30 @@ class Controllers:
         return None
 
 
+def frontend_profile(wl: dict, speed_factor: float, served_model: str):
+    """The simulated frontend's profile for a served workload: the model it names and the latency the
+    collection annotated from the target's expected figures (both backends)."""
+    from .frontend import FrontendProfile
+
+    ann = wl["metadata"].get("annotations") or {}
+    return FrontendProfile(
+        served_model=served_model,
+        ttft_ms=float(ann.get("inferops.dynamo/expected-ttft-p50-ms", 200)),
+        tokens_per_s_per_user=float(ann.get("inferops.dynamo/expected-output-tps-per-user-p50", 50)),
+        expected_concurrency=int(float(ann.get("inferops.dynamo/expected-concurrency", 16))),
+        speed_factor=speed_factor)
+
+
 def served_model_name(wl: dict, ctrl: Controllers | None = None) -> str:
     """The model name a workload serves, read from its worker container: ``--served-model-name``,
     else ``--model``/``--model-path``, else the first argument after ``serve``; also looked up in
     an engine ``--config`` file coming from a ConfigMap volume, and in MODEL-style env vars."""
     pairs: list[tuple[dict, dict]] = []
-    if wl.get("kind") == "DynamoGraphDeployment" and ctrl is not None:
-        comps = ctrl.dgd_components(wl)
-        comps.sort(key=lambda c: 0 if c["type"] in ("worker", "decode") else 1 if c["type"] == "prefill" else 2)
+    if wl.get("kind") == "DynamoGraphDeployment":
+        comps = operator.components(wl)
+        comps.sort(key=lambda c: 0 if c.type in ("worker", "decode") else 1 if c.type == "prefill" else 2)
         for comp in comps:
-            spec = comp["template"]["spec"]
+            spec = comp.template["spec"]
             pairs += [(spec, c) for c in spec.get("containers") or []]
     else:
         spec = ((wl.get("spec") or {}).get("template") or {}).get("spec", {})
@@ -1245,14 +1087,5 @@ def _cluster_ip(name: str) -> str:
     h = int(hashlib.sha256(name.encode()).hexdigest()[:6], 16)
     return f"10.96.{(h >> 8) % 250}.{h % 250 + 2}"
 
-
-def _traceback(pod: str) -> str:
-    return ("Traceback (most recent call last):\n"
-            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/dynamo/sglang/main.py", line 212, in main\n'
-            "    engine = await init_engine(config)\n"
-            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/sglang/srt/model_executor/model_runner.py", line 388, in init_memory_pool\n'
-            "    raise RuntimeError(\n"
-            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
-            f"(kubesim fault crashloop, pod {pod})\n")
 
 

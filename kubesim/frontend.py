@@ -160,11 +160,12 @@ class _BadRequest(Exception):
 class Frontend:
     """OpenAI-compatible simulated frontend served from a background thread."""
 
-    def __init__(self, profile: FrontendProfile, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, profile: FrontendProfile, host: str = "127.0.0.1", port: int = 0, netns_path: str | None = None):
         validate_profile(profile)
         self._profile = profile
         self._host = host
         self._requested_port = port
+        self._netns_path = netns_path
         self._port = 0
         self._lock = threading.Lock()
         self._request_no = 0
@@ -240,6 +241,12 @@ class Frontend:
 
     # ----------------------------------------------------------------- server plumbing
     def _run(self) -> None:
+        if self._netns_path:
+            # Sockets belong to the network namespace of the thread that opens them: this one
+            # serves a pod IP inside the rehearsal cluster's namespace.
+            from .control_plane.netns import enter
+
+            enter(self._netns_path)
         loop = asyncio.new_event_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)

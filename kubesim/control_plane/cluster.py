@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from ..cluster import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
+from ..standins.dynamo_operator import compute_domain_slice
 from . import build, netns, pki
 
 log = logging.getLogger("kubesim.control_plane")
@@ -45,6 +46,9 @@ class RealConfig:
     storage_classes: str = "shared-rwx:RWX,local-rwo:RWO"
     crd_dir: str | None = None
     catalog: str = str(REPO_ROOT / "catalog" / "skus.yml")
+    ready_seconds: float = 2.0
+    download_seconds: float = 3.0
+    speed_factor: float = 1.0
     extra: dict = field(default_factory=dict)
 
 
@@ -54,8 +58,10 @@ class Processes:
     def __init__(self, record: Path):
         self.record = record
         self.procs: dict[str, subprocess.Popen] = {}
+        self.argv: dict[str, tuple[list[str], Path]] = {}
 
     def spawn(self, name: str, argv: list[str], log_file: Path) -> subprocess.Popen:
+        self.argv[name] = (argv, log_file)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         with open(log_file, "ab") as fh:
             proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -66,6 +72,27 @@ class Processes:
 
     def _save(self) -> None:
         self.record.write_text(json.dumps({n: p.pid for n, p in self.procs.items()}))
+
+    def halt(self, name: str) -> None:
+        """Stop one process (its argv is kept, so ``respawn`` brings it back as it was)."""
+        p = self.procs.get(name)
+        if p and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def respawn(self, name: str) -> None:
+        p = self.procs.get(name)
+        if p is None or p.poll() is not None:
+            argv, log_file = self.argv[name]
+            self.spawn(name, argv, log_file)
+
+    def running(self, name: str) -> bool:
+        p = self.procs.get(name)
+        return p is not None and p.poll() is None
 
     def dead(self) -> dict[str, int]:
         return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
@@ -171,15 +198,23 @@ class RealCluster:
             "--use-service-account-credentials=true", "--cluster-name", self.name,
             "--controllers", "*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller"])
         self._spawn("kube-scheduler", [self.bins["kube-scheduler"], *common, "--bind-address", "127.0.0.1"])
+        stages = self.dir / "kwok-stages.yaml"
+        text = KWOK_STAGES.read_text()
+        # Go templates in the stages use $names too: fill only ours, literally.
+        for key, value in {"READY_MS": int(self.config.ready_seconds * 1000), "JOB_MS": 1000,
+                           "DOWNLOAD_MS": int(self.config.download_seconds * 1000)}.items():
+            text = text.replace("${" + key + "}", str(value))
+        stages.write_text(text)
         self._spawn("kwok", [
-            self.bins["kwok"], "--kubeconfig", str(inner), "--config", str(KWOK_STAGES),
+            self.bins["kwok"], "--kubeconfig", str(inner), "--config", str(stages), "--enable-crds", "Logs",
             "--manage-nodes-with-annotation-selector", "=".join(KWOK_NODE_ANNOTATION),
             "--cidr", netns.POD_CIDR, "--node-ip", self.ns.ns_ip, "--node-port", str(KUBELET_PORT),
             "--server-address", f"0.0.0.0:{KUBELET_PORT}",
             "--tls-cert-file", p.path("kubelet.crt"), "--tls-private-key-file", p.path("kubelet.key"),
             "--node-lease-duration-seconds", "40"])
         self.bootstrap()
-        self.standins.start(self.client())
+        self.standins.start(self.client(), self.ns, self.config)
+        self._wait_platform_ready()
         self.started_s = time.monotonic() - t0
         log.info("%s: real control plane ready at %s in %.1f s", self.name, self.server, self.started_s)
 
@@ -228,7 +263,7 @@ class RealCluster:
 
         dyn = DynamicClient(self.client())
         catalog = load_catalog(self.config.catalog)
-        for path in self._crd_files():
+        for path in [*self._crd_files(), str(build.kwok_crd("logs"))]:
             crd = yaml.safe_load(Path(path).read_text())
             _apply(dyn, crd)
         for node in make_nodes(self.config.nodes, catalog, self.config.rdma):
@@ -239,6 +274,8 @@ class RealCluster:
                                            {"type": "Hostname", "address": node["metadata"]["name"]}]
             node["status"]["nodeInfo"]["containerRuntimeVersion"] = "kwok"
             _create(dyn, node)
+            if catalog[node["metadata"]["labels"]["node.kubernetes.io/instance-type"]].get("compute_domain_modes"):
+                _create(dyn, compute_domain_slice(node["metadata"]["name"]))
         for sc in parse_storage_classes(self.config.storage_classes):
             _create(dyn, sc)
         for obj in yaml.safe_load_all((HERE / "platform.yaml").read_text()):
@@ -264,6 +301,19 @@ class RealCluster:
             time.sleep(0.2)
         raise TimeoutError(f"{self.name}: CRDs not established after {timeout:.0f} s")
 
+    def _wait_platform_ready(self, timeout: float = 60) -> None:
+        """Return once the Dynamo operator Deployment is available, as on a cluster that is in use."""
+        from kubernetes import client
+
+        apps = client.AppsV1Api(self.client())
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            st = apps.read_namespaced_deployment("dynamo-operator", "dynamo-system").status
+            if (st.available_replicas or 0) >= 1:
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.name}: the Dynamo operator Deployment did not become available in {timeout:.0f} s")
+
     def _team_token(self) -> str:
         from kubernetes import client
 
@@ -273,11 +323,44 @@ class RealCluster:
         resp = core.create_namespaced_service_account_token(TEAM_SERVICE_ACCOUNT, TEAM_NAMESPACE, req)
         return resp.status.token
 
+    # ------------------------------------------------------------------ faults
+    # kubesim's fault kinds that mean the same on a real API server; the others have a real
+    # counterpart instead (see REFUSED_FAULTS).
+    FAULTS = ("api-down", "job-fail", "never-ready", "slow-download", "frontend-errors", "frontend-speed",
+              "image-pull", "crashloop")
+    REFUSED_FAULTS = {
+        "forbid": "real RBAC decides here: use the namespace-scoped context (kubesim-N-team) or a Role of your own",
+        "unschedulable": "the real scheduler decides here: request more GPUs than the nodes have free, or fill them",
+    }
+
+    def set_fault(self, kind: str, args: dict) -> dict:
+        faults = self.standins.faults
+        if kind in ("clear", "clear-api-down") and not self.procs.running("kube-apiserver"):
+            self.procs.respawn("kube-apiserver")
+            self.wait_ready(120)
+        if kind == "clear":
+            faults.clear()
+        elif kind.startswith("clear-"):
+            faults.pop(kind[len("clear-"):], None)
+        elif kind in self.REFUSED_FAULTS:
+            raise ValueError(f"fault {kind!r} is not simulated on the real backend: {self.REFUSED_FAULTS[kind]}")
+        elif kind not in self.FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; known: {', '.join(self.FAULTS)}, clear")
+        else:
+            faults[kind] = dict(args)
+            if kind == "api-down":
+                self.procs.halt("kube-apiserver")
+        if self.standins.runner is not None:
+            slow = faults.get("slow-download")
+            self.standins.runner.slow_download = float(slow["seconds"]) if slow else None
+        return json.loads(json.dumps(faults))
+
     def info(self) -> dict:
         return {"index": self.index, "context": self.name, "team_context": f"{self.name}-team",
                 "team_namespace": TEAM_NAMESPACE, "base_url": self.server, "port": API_PORT,
                 "netns": self.ns.name, "host_ip": self.ns.host_ip, "ns_ip": self.ns.ns_ip,
-                "api_up": self.readyz(), "start_seconds": round(self.started_s, 1), "faults": {}}
+                "api_up": self.readyz(), "start_seconds": round(self.started_s, 1),
+                "faults": json.loads(json.dumps(self.standins.faults))}
 
 
 class StandIns:
@@ -288,16 +371,28 @@ class StandIns:
     def __init__(self, name: str, state_dir: Path):
         self.name = name
         self.state_dir = state_dir
+        self.faults: dict = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.reconcilers: list = []
+        self.runner = None
+        self.frontends = None
 
-    def start(self, api_client) -> None:
+    def start(self, api_client, ns: netns.Netns, config: RealConfig) -> None:
+        from ..standins.frontends import Frontends
         from ..standins.kube import Kube
+        from ..standins.kubelet import Kubelet
+        from ..standins.operator import DynamoOperator
         from ..standins.provisioner import Provisioner
+        from ..standins.runner import PodRunner
 
         kube = Kube(api_client, "kubesim-standins")
-        self.reconcilers = [Provisioner(kube, self.state_dir / "volumes")]
+        self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds)
+        self.frontends = Frontends(kube, ns.path, self.faults, config.speed_factor)
+        self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
+                            DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
+                            Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner),
+                            self.frontends]
         self._thread = threading.Thread(target=self._loop, name=f"standins-{self.name}", daemon=True)
         self._thread.start()
 
@@ -313,6 +408,10 @@ class StandIns:
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
+        if self.runner:
+            self.runner.stop()
+        if self.frontends:
+            self.frontends.stop()
 
 
 def _create(dyn, obj: dict) -> None:

@@ -75,7 +75,9 @@ class RealDaemon:
                 "clusters": [c.info() for c in self.clusters]}
 
     def fault(self, index: int, kind: str, args: dict) -> dict:
-        raise ValueError(f"fault {kind!r} is not available on the real backend")
+        c = self.clusters[index]
+        faults = c.set_fault(kind, args)
+        return {"cluster": c.index, "faults": faults, "api_up": c.readyz()}
 
     def stop(self) -> None:
         with ThreadPoolExecutor(max_workers=max(1, len(self.clusters))) as pool:

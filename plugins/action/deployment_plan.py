@@ -27,7 +27,10 @@ class ActionModule(ActionBase):
         try:
             plan = build_plan(args["request"])
         except PlanError as exc:
-            result.update(failed=True, msg=f"Plan refused: {exc}", rule=exc.rule, valid=exc.valid)
+            violations = [{"rule": e.rule, "message": e.message, "valid": e.valid}
+                          for e in getattr(exc, "errors", [exc])]
+            result.update(failed=True, msg=f"Plan refused: {exc}", rule=exc.rule, valid=exc.valid,
+                          violations=violations)
             return result
         result["plan"] = plan
         # The user's inputs as the plan read them (unset ones dropped): what a revision records.

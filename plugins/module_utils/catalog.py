@@ -39,12 +39,12 @@ class Catalog:
 
     def model(self, key: str) -> dict:
         if key not in self.models:
-            raise PlanError(f"unknown model '{key}'.", "unknown-model", sorted(self.models))
+            raise PlanError(f"unknown model '{key}'.", "unknown-model", sorted(self.models), inputs=["model"])
         return self.models[key]
 
     def sku(self, key: str) -> dict:
         if key not in self.skus:
-            raise PlanError(f"unknown sku '{key}'.", "unknown-sku", sorted(self.skus))
+            raise PlanError(f"unknown sku '{key}'.", "unknown-sku", sorted(self.skus), inputs=["sku"])
         return self.skus[key]
 
     def target_key(self, framework: str, mode: str, sku: str) -> str:

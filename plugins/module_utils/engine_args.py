@@ -1,8 +1,10 @@
 """Engine command lines and environment for every worker kind.
 
 Flag spellings come from shared/reference/engines.md (§1 vLLM, §1.11 dynamo.vllm, §2 SGLang,
-§2.1 dynamo.sglang) and dynamo.md (§2 recipes, §7 KV router). Functions take the resolved
-request (see plan.Resolved) and return plain lists, so golden tests can pin them.
+§2.1 dynamo.sglang) and dynamo.md (§2 recipes, §7 KV router), and every flag, value, JSON key and
+engine environment variable is checked against the parsers of the engines the catalog pins per image
+(tests/engines/, tests/unit/plan/test_engine_parsers.py). Functions take the resolved request (see
+plan.Resolved) and return plain lists, so golden tests can pin them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ NIXL_BOOTSTRAP_PORT = 30001
 MEM_FRACTION = "0.90"
 # A model this size takes tens of minutes to load; engines must not give up first.
 ENGINE_READY_TIMEOUT_S = "3600"
+# SGLang 0.5.18 (the Dynamo 1.5.1 runtime's) waits a fixed 480 s for every rank to finish loading
+# (UNBALANCED_MODEL_LOADING_TIMEOUT_S in sglang/srt/model_executor/model_runner_components/
+# load_model_utils.py); no option or environment variable changes it at that version.
+SGLANG_UNBALANCED_LOADING_TIMEOUT_S = 480
 
 
 def _json(value: dict) -> str:
@@ -100,7 +106,6 @@ def sglang_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
         if r.frontend_decoding:
             env.append(("DYN_SGL_FRONTEND_DECODING", "true"))
     env += _cache_env() + _mnnvl_env(r) + _rdma_env(r, role)
-    env.append(("SGLANG_UNBALANCED_MODEL_LOADING_TIMEOUT_S", ENGINE_READY_TIMEOUT_S))
     return ["python3", "-m", "dynamo.sglang"], args, env_list(env)
 
 
@@ -133,8 +138,6 @@ def dynamo_vllm_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
         ("VLLM_USE_RUST_FRONTEND", "0"),
         ("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S),
     ]
-    if r.checkpoint["format"] == "nvfp4":
-        env.append(("VLLM_USE_FLASHINFER_MOE_FP4", "1"))
     env += _mnnvl_env(r) + _rdma_env(r, role)
     return ["python3", "-m", "dynamo.vllm"], args, env_list(env)
 
@@ -158,7 +161,8 @@ def speculative_config(r) -> str | None:
         "draft_sample_method": "probabilistic",
     }
     if r.speculative == "dspark-adaptive":
-        config["adaptive"] = True
+        # vLLM 0.28.0's name for DSpark's adaptive verification (speculative.py; DSpark only).
+        config["enable_adaptive_verification"] = True
     return _json(config)
 
 
@@ -191,9 +195,18 @@ def standalone_vllm(r) -> tuple[list[str], list[str], list[dict]]:
         env += [("VLLM_USE_V2_MODEL_RUNNER", "1"), ("VLLM_ROCM_USE_AITER", "1")]
     else:
         env.append(("VLLM_USE_RUST_FRONTEND", "1" if r.vllm_frontend == "rust" else "0"))
-        if r.checkpoint["format"] == "nvfp4":
-            env.append(("VLLM_USE_FLASHINFER_MOE_FP4", "1"))
     spec = speculative_config(r)
     if spec:
         args += ["--speculative-config", spec]
     return ["vllm", "serve", model_repo], args, env_list(env)
+
+
+def engine_warnings(r) -> list[str]:
+    """What the plan would want of the engine but no option of the pinned version provides."""
+    out = []
+    if r.runtime_key == "dynamo" and r.framework == "sglang":
+        out.append(f"SGLang 0.5.18 (Dynamo 1.5.1 runtime) waits a fixed {SGLANG_UNBALANCED_LOADING_TIMEOUT_S} s for "
+                   "all ranks to finish loading the weights and has no option to lengthen it: on slow shared "
+                   "storage an uneven load of the ~533 GB checkpoint can time out; keep the model cache fast "
+                   "(one RWX class that scales with readers) and watch the worker logs at first start.")
+    return out

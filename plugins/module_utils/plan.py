@@ -2,7 +2,9 @@
 
 ``build_plan(request)`` is the single entry point: it validates every input (clear errors before
 anything touches a cluster), applies the deployment-matrix rules, computes each worker's command
-line and environment, and the capacity estimate. Pure Python: no Ansible imports.
+line and environment, and the capacity estimate. A request that breaks several rules is refused
+with all of them (PlanRefused), the inputs first, then the matrix rules, then the fit.
+Pure Python: no Ansible imports.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass, field
 from . import engine_args, matrix_rules
 from .capacity import capacity_plan
 from .catalog import Catalog, load_catalog
-from .plan_errors import PlanError
+from .plan_checks import Checks
+from .plan_errors import PlanError, PlanRefused
 from .rdma import PROVIDERS, rdma_profile
 
 DEFAULT_MODEL = "muse-spark-open-816b-a42b"
@@ -35,53 +38,85 @@ INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "t
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices")
 BOOLEANS = ("frontend_decoding",)
 KNOWN = set(CHOICES) | set(INTEGERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
+# Without these there is no target, so nothing else can be judged.
+IDENTITY = ("sku", "mode", "framework", "model")
 
 
 def _blank(value) -> bool:
     return value is None or (isinstance(value, str) and value.strip() == "")
 
 
-def normalise_request(request: dict) -> dict:
+def normalise_request(request: dict, catalog: Catalog | None = None) -> dict:
     """Types and choices of every input; ``None`` or "" means "the target's default"."""
-    if not isinstance(request, dict):
-        raise PlanError(f"the plan request must be a mapping, got {type(request).__name__}.")
-    unknown = sorted(k for k in request if k not in KNOWN)
-    if unknown:
-        raise PlanError(f"unknown plan input(s): {', '.join(unknown)}.", "unknown-input", sorted(KNOWN))
-    out: dict = {}
-    for key, value in request.items():
-        if _blank(value):
-            continue
-        if key in INTEGERS:
-            out[key] = _positive_int(key, value)
-        elif key in CHOICES:
-            text = str(value).strip()
-            if text not in CHOICES[key]:
-                raise PlanError(f"{key}='{text}' is not valid.", f"invalid-{key.replace('_', '-')}", CHOICES[key])
-            out[key] = text
-        elif key in BOOLEANS:
-            out[key] = _boolean(key, value)
-        elif key == "modalities":
-            out[key] = _modalities(value)
-        else:
-            out[key] = str(value).strip()
-    if "sku" not in out:
-        raise PlanError("sku is required (-e sku=...).", "missing-sku", sorted(load_catalog().skus))
-    if "mode" not in out:
-        raise PlanError("mode is required (-e mode=...).", "missing-mode", CHOICES["mode"])
+    out, refusals = _normalise(request, catalog or load_catalog())
+    if refusals:
+        raise PlanRefused(refusals)
     return out
 
 
+def _normalise(request, catalog: Catalog) -> tuple[dict, list[PlanError]]:
+    """The valid inputs, and a refusal for each invalid one (which is left out, as if unset)."""
+    if not isinstance(request, dict):
+        return {}, [PlanError(f"the plan request must be a mapping, got {type(request).__name__}.", inputs=IDENTITY)]
+    refusals: list[PlanError] = []
+    unknown = sorted(k for k in request if k not in KNOWN)
+    if unknown:
+        refusals.append(PlanError(f"unknown plan input(s): {', '.join(unknown)}.", "unknown-input", sorted(KNOWN),
+                                  inputs=unknown))
+    out: dict = {}
+    for key, value in request.items():
+        if key in unknown or _blank(value):
+            continue
+        try:
+            out[key] = _input(key, value)
+        except PlanError as exc:
+            refusals.append(exc)
+    for key, find in (("sku", catalog.sku), ("model", catalog.model)):
+        try:
+            if key in out:
+                find(out[key])
+        except PlanError as exc:
+            refusals.append(exc)
+            del out[key]
+    refused = set().union(*(e.inputs for e in refusals))
+    if "sku" not in out and "sku" not in refused:
+        refusals.append(PlanError("sku is required (-e sku=...).", "missing-sku", sorted(catalog.skus),
+                                  inputs=["sku"]))
+    if "mode" not in out and "mode" not in refused:
+        refusals.append(PlanError("mode is required (-e mode=...).", "missing-mode", CHOICES["mode"], inputs=["mode"]))
+    # The fundamental ones first: an unknown input (often a typo of a known one), then what names the target.
+    order = {key: n for n, key in enumerate(IDENTITY)}
+    refusals.sort(key=lambda e: (e.rule != "unknown-input", min((order.get(i, len(order)) for i in e.inputs),
+                                                                default=len(order))))
+    return out, refusals
+
+
+def _input(key: str, value):
+    if key in INTEGERS:
+        return _positive_int(key, value)
+    if key in CHOICES:
+        text = str(value).strip()
+        if text not in CHOICES[key]:
+            raise PlanError(f"{key}='{text}' is not valid.", f"invalid-{key.replace('_', '-')}", CHOICES[key],
+                            inputs=[key])
+        return text
+    if key in BOOLEANS:
+        return _boolean(key, value)
+    if key == "modalities":
+        return _modalities(value)
+    return str(value).strip()
+
+
 def _positive_int(key: str, value) -> int:
+    rule = f"invalid-{key.replace('_', '-')}"
     if isinstance(value, bool):
-        raise PlanError(f"{key} must be a positive whole number, got {value!r}.", f"invalid-{key.replace('_', '-')}")
+        raise PlanError(f"{key} must be a positive whole number, got {value!r}.", rule, inputs=[key])
     try:
         number = int(str(value).strip())
     except ValueError as exc:
-        raise PlanError(f"{key} must be a positive whole number, got {value!r}.",
-                        f"invalid-{key.replace('_', '-')}") from exc
+        raise PlanError(f"{key} must be a positive whole number, got {value!r}.", rule, inputs=[key]) from exc
     if number <= 0:
-        raise PlanError(f"{key} must be a positive whole number, got {number}.", f"invalid-{key.replace('_', '-')}")
+        raise PlanError(f"{key} must be a positive whole number, got {number}.", rule, inputs=[key])
     return number
 
 
@@ -93,7 +128,8 @@ def _boolean(key: str, value) -> bool:
         return True
     if text in ("false", "no", "0", "off"):
         return False
-    raise PlanError(f"{key} must be true or false, got {value!r}.", f"invalid-{key.replace('_', '-')}", ["true", "false"])
+    raise PlanError(f"{key} must be true or false, got {value!r}.", f"invalid-{key.replace('_', '-')}", ["true", "false"],
+                    inputs=[key])
 
 
 def _modalities(value) -> list[str]:
@@ -102,7 +138,7 @@ def _modalities(value) -> list[str]:
     valid = ["text", "image", "audio", "video"]
     bad = [m for m in cleaned if m not in valid]
     if bad or not cleaned:
-        raise PlanError(f"modalities {cleaned} are not valid.", "invalid-modalities", valid)
+        raise PlanError(f"modalities {cleaned} are not valid.", "invalid-modalities", valid, inputs=["modalities"])
     return cleaned
 
 
@@ -154,26 +190,50 @@ class Resolved:
 
     @property
     def served_model_name(self) -> str:
-        return self.model["served_model_name"]
+        """The checkpoint actually served: the repository it is loaded from."""
+        return self.checkpoint.get("served_model_name") or self.checkpoint["hf_id"]
 
 
 def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
-    req = normalise_request(request)
-    catalog = catalog or load_catalog()
+    checks = Checks()
+    resolved = _resolve(request, catalog or load_catalog(), checks)
+    if checks.errors:
+        raise PlanRefused(checks.errors)
+    return resolved
+
+
+def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None:
+    """The request with the target's defaults; its refusals go to ``checks``. None when no target can be
+    named (every refusal up to there is recorded): then no rule can be judged."""
+    req, refusals = _normalise(request, catalog)
+    for refusal in refusals:
+        checks.record(refusal)
+    if checks.refused_inputs & set(IDENTITY):
+        return None
     model_key = req.get("model", DEFAULT_MODEL)
     model = catalog.model(model_key)
     sku = catalog.sku(req["sku"])
     framework = req.get("framework", "vllm" if sku["vendor"] == "amd" and "framework" not in req else DEFAULT_FRAMEWORK)
-    matrix_rules.vendor_frameworks(sku["vendor"], framework, req["mode"], sku)
-    target_key, target = catalog.target(framework, req["mode"], req["sku"])
+    unserved = matrix_rules.vendor_frameworks(sku["vendor"], framework, req["mode"], sku)
+    if unserved:  # no target serves this on the SKU
+        for refusal in unserved:
+            checks.record(refusal)
+        return None
+    try:
+        target_key, target = catalog.target(framework, req["mode"], req["sku"])
+    except PlanError as exc:
+        checks.record(exc)
+        return None
 
     flavour = req.get("flavour")
     flavours = target.get("flavours", {})
     if flavour is not None:
-        if flavour not in flavours:
-            raise PlanError(f"flavour '{flavour}' is not defined for {target_key}.", "unknown-flavour",
-                            sorted(flavours) or ["(none for this target)"])
-        req = {**{k: v for k, v in flavours[flavour].items()}, **req}
+        if flavour in flavours:
+            req = {**{k: v for k, v in flavours[flavour].items()}, **req}
+        else:  # whatever a flavour would have set is unknown too
+            checks.record(PlanError(f"flavour '{flavour}' is not defined for {target_key}.", "unknown-flavour",
+                                    sorted(flavours) or ["(none for this target)"],
+                                    inputs={"flavour", *(k for f in flavours.values() for k in f)}))
 
     checkpoint_key = req.get("checkpoint", target["checkpoint"])
     checkpoint = dict(model["checkpoints"][checkpoint_key])
@@ -206,8 +266,10 @@ def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
 
     context_length = req.get("context_length", target["context_length"])
     if context_length > model["max_context"]:
-        raise PlanError(f"context_length={context_length} exceeds the model's {model['max_context']} tokens.",
-                        "context-too-long", [f"context_length<={model['max_context']}"])
+        checks.record(PlanError(f"context_length={context_length} exceeds the model's {model['max_context']} tokens.",
+                                "context-too-long", [f"context_length<={model['max_context']}"],
+                                inputs=["context_length"]))
+        context_length = target["context_length"]
     max_num_seqs = req.get("max_num_seqs")
     if max_num_seqs is None and sku["vendor"] == "amd" and context_length == matrix_rules.LONG_CONTEXT:
         max_num_seqs = matrix_rules.LONG_CONTEXT_MAX_SEQS
@@ -236,7 +298,11 @@ def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
         attention_backend=attention, attention_backend_requested=attention_requested,
         tp=tp, ep=ep, gpus_per_worker=gpus_per_worker, kv_replicas=kv_replicas,
     )
-    resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
+    try:
+        resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
+    except PlanError as exc:
+        checks.record(exc)
+        resolved.rdma = rdma_profile("none", gpus_per_worker, sku)
     resolved.image = req.get("image")  # type: ignore[attr-defined]
     resolved.update_strategy = req.get("update_strategy", "RollingUpdate")  # type: ignore[attr-defined]
     return resolved
@@ -245,6 +311,11 @@ def resolve(request: dict, catalog: Catalog | None = None) -> Resolved:
 def _image(r: Resolved) -> str:
     if getattr(r, "image", None):
         return r.image  # type: ignore[attr-defined]
+    return runtime_image(r)["image"]
+
+
+def runtime_image(r: Resolved) -> dict:
+    """The catalog's image entry for this plan: the image, its pinned engines and their source."""
     images = r.runtime["images"]
     return images[r.framework] if r.runtime_key == "dynamo" else images[r.sku["vendor"]]
 
@@ -296,14 +367,8 @@ def _expected(r: Resolved) -> dict | None:
     return {**expected, "comparable": r.concurrency == expected["concurrency"]}
 
 
-def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
-    """The whole plan as plain data (JSON-serialisable)."""
-    r = resolve(request, catalog)
-    warnings = matrix_rules.check(r)
-    name = r.target["name"]
-    workers = _workers(r)
-    gpus_total = sum(w["gpus"] * w["replicas"] for w in workers)
-    capacity = capacity_plan(
+def _capacity(r: Resolved) -> dict:
+    return capacity_plan(
         sku=r.sku,
         weights_gb=float(r.checkpoint["weights_gb"]),
         draft_gb=float(r.draft["disk_gb"]) if r.draft else 0.0,
@@ -314,6 +379,25 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         kv_assumption=r.model["kv_cache_assumption"],
         kv_replicas=r.kv_replicas,
     )
+
+
+def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
+    """The whole plan as plain data (JSON-serialisable). Raises PlanRefused with every broken rule:
+    the inputs first, then the deployment-matrix rules, then whether it fits."""
+    checks = Checks()
+    r = _resolve(request, catalog or load_catalog(), checks)
+    warnings: list[str] = []
+    capacity = None
+    if r is not None:
+        for rule in matrix_rules.RULES:
+            warnings.extend(checks.judge(rule, r, default=[]))
+        capacity = checks.judge(_capacity, r)
+    if checks.errors:
+        raise PlanRefused(checks.errors)
+    warnings += engine_args.engine_warnings(r)
+    name = r.target["name"]
+    workers = _workers(r)
+    gpus_total = sum(w["gpus"] * w["replicas"] for w in workers)
     if r.max_num_seqs and r.max_num_seqs > capacity["max_seqs_at_context_per_worker"]:
         warnings.append(f"max_num_seqs {r.max_num_seqs} is above the estimated "
                         f"{capacity['max_seqs_at_context_per_worker']} sequences of {r.context_length} tokens per "

@@ -78,6 +78,7 @@ def rdma_profile(provider: str, gpus_per_worker: int, sku: dict, net_devices: st
             f"rdma_provider=mnnvl needs an NVL72 rack (GB200/GB300); {sku['display_name']} has none.",
             "mnnvl-needs-nvl72",
             [p for p in PROVIDERS if p != "mnnvl"],
+            inputs=["rdma_provider"],
         )
     if provider != "none" and sku["vendor"] != "nvidia":
         raise PlanError(
@@ -85,6 +86,7 @@ def rdma_profile(provider: str, gpus_per_worker: int, sku: dict, net_devices: st
             f"which are NVIDIA-only; {sku['display_name']} serves standalone vLLM.",
             "rdma-nvidia-only",
             ["none"],
+            inputs=["rdma_provider"],
         )
     profile = _profile(provider, gpus_per_worker)
     profile = {**profile, "env": dict(profile["env"]), "provider": provider}

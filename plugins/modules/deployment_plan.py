@@ -14,8 +14,10 @@ description:
     the Dynamo frontend, GPUs, a capacity estimate, warnings and the expected performance - plus
     every Kubernetes object a deploy would apply.
   - Runs on the controller and never contacts a cluster.
-  - A request that cannot be served fails before anything else with the broken rule and the valid
-    alternatives.
+  - A request that cannot be served fails before anything else with every rule it breaks, each with
+    its identifier, the reason and the valid alternatives, the most fundamental first (the inputs,
+    then the deployment-matrix rules, then whether the weights fit). A rule that cannot be judged
+    because an input it depends on was refused is left out.
 options:
   request:
     description:
@@ -82,13 +84,30 @@ manifests:
   type: list
   elements: dict
 rule:
-  description: Identifier of the rule a refused request broke.
+  description: Identifier of the first (most fundamental) rule a refused request broke.
   returned: failure
   type: str
   sample: amd-no-disagg
 valid:
-  description: The values or alternatives that would be accepted.
+  description: The values or alternatives that would be accepted by that first rule.
   returned: failure
   type: list
   elements: str
+violations:
+  description: Every rule the request broke, in the order of C(msg).
+  returned: failure
+  type: list
+  elements: dict
+  contains:
+    rule:
+      description: Identifier of the rule.
+      type: str
+      sample: placeholder-checkpoint
+    message:
+      description: Why the request breaks it.
+      type: str
+    valid:
+      description: The values or alternatives that would be accepted.
+      type: list
+      elements: str
 """

@@ -1,4 +1,5 @@
-"""AWX / execution-environment tests: data only, no AWX server, no cluster."""
+"""AWX / execution-environment tests: no AWX server, no cluster (the job templates run on the rehearsal
+cluster in tests/integration/test_awx_job_templates.py)."""
 
 from __future__ import annotations
 

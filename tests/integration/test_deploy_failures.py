@@ -109,8 +109,10 @@ def test_forbidden_kind_is_named_by_preflight(deploy_env, kubesim_faults):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["-e", "sku=gb300", "-e", "mode=pd"], ["value of mode must be one of: agg, disagg, kv-router"]),
-    (["-e", "sku=h100", "-e", "mode=agg"], ["value of sku must be one of"]),
+    (["-e", "sku=gb300", "-e", "mode=pd"], ["[invalid-mode] mode='pd' is not valid. Valid: agg, disagg, kv-router."]),
+    (["-e", "sku=h100", "-e", "mode=agg"], ["[unknown-sku]", "Valid: b200, gb200, gb300, mi350x, mi355x."]),
+    (["-e", "sku=gb200", "-e", "mode=agg", "-e", "checkpoint=bf16"],
+     ["2 rules broken: placeholder-checkpoint, weights-exceed-hbm."]),
     (["-e", "sku=mi355x", "-e", "mode=agg", "-e", "framework=vllm"], ["[placeholder-checkpoint]"]),
 ])
 def test_wrong_extra_var_fails_in_plan(deploy_env, args, words):

@@ -37,9 +37,9 @@ def test_gb200_disagg_renders_a_compute_domain(playbook, tmp_path):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["-e", "sku=h100", "-e", "mode=agg"], "value of sku must be one of: b200, gb200, gb300, mi350x, mi355x"),
-    (["-e", "sku=gb300", "-e", "mode=pd"], "value of mode must be one of: agg, disagg, kv-router"),
-    (["-e", "sku=gb300", "-e", "mode=agg", "-e", "framework=trtllm"], "value of framework must be one of"),
+    (["-e", "sku=h100", "-e", "mode=agg"], "[unknown-sku] unknown sku 'h100'. Valid: b200, gb200, gb300, mi350x, mi355x."),
+    (["-e", "sku=gb300", "-e", "mode=pd"], "[invalid-mode] mode='pd' is not valid. Valid: agg, disagg, kv-router."),
+    (["-e", "sku=gb300", "-e", "mode=agg", "-e", "framework=trtllm"], "[invalid-framework]"),
     (["-e", "sku=gb300", "-e", "mode=agg", "-e", "concurrency=abc"], "concurrency"),
     (["-e", "sku=gb300", "-e", "mode=agg", "-e", "concurrency=-3"], "concurrency must be a positive whole number"),
     (["-e", "sku=mi355x", "-e", "mode=disagg"], "[amd-no-disagg]"),
@@ -53,3 +53,27 @@ def test_bad_input_fails_in_plan_with_the_valid_values(playbook, tmp_path, args,
     assert run.rc != 0
     assert expected in run.output
     assert not (tmp_path / "out").exists()
+
+
+def test_every_broken_rule_in_the_first_answer(playbook, tmp_path):
+    """BF16 on GB200: the repository is unnamed AND the weights do not fit 4 GPUs; both at once, the
+    missing name first. Naming the repository then leaves the fit alone."""
+    run = playbook("plan.yml", "-e", "sku=gb200", "-e", "mode=agg", "-e", "checkpoint=bf16",
+                   "-e", f"render_dir={tmp_path / 'out'}")
+    assert run.rc != 0
+    assert "Plan refused: 2 rules broken: placeholder-checkpoint, weights-exceed-hbm." in run.output
+    first, second = run.output.index("1. [placeholder-checkpoint]"), run.output.index("2. [weights-exceed-hbm]")
+    assert first < second
+    assert "Valid: checkpoint_repo=<org/name>" in run.output and "It needs at least 10 GPUs" in run.output
+    assert not (tmp_path / "out").exists()
+
+    named = playbook("plan.yml", "-e", "sku=gb200", "-e", "mode=agg", "-e", "checkpoint=bf16",
+                     "-e", "checkpoint_repo=example-org/bf16")
+    assert named.rc != 0
+    assert "Plan refused: [weights-exceed-hbm]" in named.output and "placeholder-checkpoint" not in named.output
+
+
+def test_bad_choices_and_bad_numbers_together(playbook):
+    run = playbook("plan.yml", "-e", "sku=h100 mode=pd concurrency=-3")
+    assert run.rc != 0
+    assert "Plan refused: 3 rules broken: unknown-sku, invalid-mode, invalid-concurrency." in run.output

@@ -189,7 +189,7 @@ def test_dgd_unschedulable_missing_pvc_and_claims(k8s_dynamic, k8s_client, k8s_n
 
     def ready(name):
         return cond(dgds.get(namespace=ns, name=name), "Ready")
-    c = wait_for(lambda: (r := ready("toobig")) and r["reason"] == "Unschedulable" and r, what="toobig")
+    c = wait_for(lambda: (r := ready("toobig")) and r["reason"] == "insufficient_capacity" and r, what="toobig")
     assert c["status"] == "False" and "Insufficient nvidia.com/gpu" in c["message"]
     assert "0/7 nodes are available" in c["message"]
     assert dgds.get(namespace=ns, name="toobig").status.state == "pending"
@@ -199,9 +199,9 @@ def test_dgd_unschedulable_missing_pvc_and_claims(k8s_dynamic, k8s_client, k8s_n
     assert pending
     ps = next(x for x in pending[0].status.conditions if x.type == "PodScheduled")
     assert ps.status == "False" and ps.reason == "Unschedulable"
-    c = wait_for(lambda: (r := ready("nopvc")) and r["reason"] == "Unschedulable" and r, what="nopvc")
+    c = wait_for(lambda: (r := ready("nopvc")) and r["reason"] == "pods_not_ready" and r, what="nopvc")
     assert 'persistentvolumeclaim "missing-cache" not found' in c["message"]
-    c = wait_for(lambda: (r := ready("nocd")) and r["reason"] == "Unschedulable" and r, what="nocd")
+    c = wait_for(lambda: (r := ready("nocd")) and r["reason"] == "pods_not_ready" and r, what="nocd")
     assert 'resourceclaimtemplate.resource.k8s.io "cd-channel" not found' in c["message"]
     # a ComputeDomain creates the claim template; the DGD becomes Ready
     cds = res(k8s_dynamic, "resource.nvidia.com/v1beta1", "ComputeDomain")

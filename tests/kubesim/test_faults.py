@@ -69,7 +69,7 @@ def test_never_ready_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespac
     dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     dgds.create(namespace=ns, body=dgd_body("stuck"))
     c = wait_for(lambda: (r := cond(dgds.get(namespace=ns, name="stuck"), "Ready")) and
-                 r["reason"] == "WorkersNotReady" and r, timeout=10, what="WorkersNotReady")
+                 r["reason"] == "pods_not_ready" and r, timeout=10, what="pods_not_ready")
     assert c["status"] == "False"
     core = CoreV1Api(k8s_client)
     w = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
@@ -147,7 +147,8 @@ def test_image_pull_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace
     evs = [e.message for e in core.list_namespaced_event(ns).items if e.reason == "Failed"]
     assert any(m.startswith('Failed to pull image "nvcr.io/x/sglang-runtime:9.9"') and "not found" in m for m in evs)
     c = cond(dgds.get(namespace=ns, name="pull"), "Ready")
-    assert c["status"] == "False" and c["reason"] in ("ErrImagePull", "ImagePullBackOff")
+    assert c["status"] == "False" and c["reason"] == "pods_not_ready"
+    assert "ErrImagePull" in c["message"] or "ImagePullBackOff" in c["message"]
 
 
 def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
@@ -167,7 +168,8 @@ def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace)
     tail = core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=5)
     assert "Traceback" in tail or "RuntimeError" in tail
     c = cond(dgds.get(namespace=ns, name="crashy"), "Ready")
-    assert c["reason"] == "CrashLoopBackOff" and dgds.get(namespace=ns, name="crashy").status.state == "failed"
+    assert c["reason"] == "pods_not_ready" and "CrashLoopBackOff" in c["message"]
+    assert dgds.get(namespace=ns, name="crashy").status.state == "failed"
 
 
 def test_crashloop_fault_by_image_hits_only_pods_of_that_image(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):

@@ -30,7 +30,7 @@ def test_staging_replaces_are_read_from_the_upstream_gomod():
 
 
 def test_a_gomod_without_staging_replaces_is_refused():
-    with pytest.raises(ValueError, match="no ./staging/src replace directives"):
+    with pytest.raises(ValueError, match=r"no \./staging/src replace directives"):
         build.parse_staging_replaces("module example.com/x\n")
 
 

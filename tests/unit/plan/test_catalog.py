@@ -51,12 +51,11 @@ def test_statuses():
 
 def test_model_facts():
     m = catalog.models["muse-spark-open-816b-a42b"]
-    assert m["served_model_name"] == "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
     assert (m["params_total_b"], m["params_active_b"], m["max_context"]) == (816, 42, 1048576)
     assert m["modalities"] == ["text", "image", "audio", "video"]
     sizes = {k: c["weights_gb"] for k, c in m["checkpoints"].items()}
     assert sizes == {"nvfp4": 533, "mxfp4": 509, "mxfp4-from-bf16": 509, "bf16": 1640}
-    assert m["checkpoints"]["nvfp4"]["hf_id"] == m["served_model_name"]
+    assert m["checkpoints"]["nvfp4"]["hf_id"] == "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
     assert all(is_placeholder(m["checkpoints"][k]["hf_id"]) for k in ("mxfp4", "mxfp4-from-bf16", "bf16"))
     assert is_placeholder(m["draft_models"]["dspark"]["hf_id"])
 

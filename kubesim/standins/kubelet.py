@@ -1,0 +1,126 @@
+"""The kubelet's part that kwok does not play, as a client of a real API server.
+
+* **Admission.** A pod bound to a kwok node waits until this admits it (annotation
+  ``kubesim.inferops.dev/admitted``). Admission decides, once, whether an injected fault applies
+  (image pull, crash loop, never ready, job failure: kwok's stages then show the kubelet's states),
+  and whether the stand-ins run the pod themselves (runnable images and the model download:
+  ``kubesim.inferops.dev/runtime=standin``); everything else kwok moves through its stages.
+* **Logs.** Each admitted pod gets a CRI-format log file and a kwok ``Logs`` object pointing at it,
+  so ``kubectl logs`` and the API's ``pods/log`` read it through kwok's kubelet endpoint.
+* **Runnable pods** run as processes in the cluster's network namespace (``runner.PodRunner``): their
+  exit code decides the pod's phase, so the real Job controller sets Complete or Failed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import logging
+from pathlib import Path
+
+log = logging.getLogger("kubesim.standins.kubelet")
+
+ADMITTED = "kubesim.inferops.dev/admitted"
+RUNTIME = "kubesim.inferops.dev/runtime"
+FAULT = "kubesim.inferops.dev/fault"
+LOGS_API = ("kwok.x-k8s.io/v1alpha1", "Logs")
+WORKER_TYPES = ("worker", "prefill", "decode")
+
+
+def cri_line(text: str, stream: str = "stdout") -> str:
+    """One line in the CRI log format kubelets write (and kwok reads)."""
+    ts = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return f"{ts} {stream} F {text.rstrip(chr(10))}\n"
+
+
+def _matches(pattern, *names: str) -> bool:
+    pats = pattern if isinstance(pattern, list) else [pattern] if pattern else []
+    return any(fnmatch.fnmatch(n, p) for p in pats for n in names if n)
+
+
+def fault_for(pod: dict, faults: dict) -> str | None:
+    """The injected fault that applies to this pod, with kubesim's fault names and patterns."""
+    m = pod["metadata"]
+    owners = [r.get("name", "") for r in m.get("ownerReferences") or []]
+    images = [c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []]
+    labels = m.get("labels") or {}
+    dgd = labels.get("nvidia.com/dynamo-graph-deployment-name", "")
+    if faults.get("image-pull") and _matches(faults["image-pull"].get("pattern"), *images):
+        return "image-pull"
+    crashloop = faults.get("crashloop") or {}
+    if crashloop and (_matches(crashloop.get("pattern"), m["name"], *owners, dgd)
+                      or _matches(crashloop.get("image"), *images)):
+        return "crash-loop"
+    if faults.get("never-ready") and labels.get("nvidia.com/dynamo-component-type") in WORKER_TYPES \
+            and _matches(faults["never-ready"].get("pattern"), dgd):
+        return "never-ready"
+    job = labels.get("job-name") or labels.get("batch.kubernetes.io/job-name") or ""
+    if faults.get("job-fail") and job and _matches(faults["job-fail"].get("pattern"), job, m["name"]):
+        return "job-fail"
+    return None
+
+
+class Kubelet:
+    def __init__(self, kube, logs_dir: Path, faults: dict, runner, kwok_nodes_selector: str = ""):
+        self.kube = kube
+        self.logs_dir = logs_dir
+        self.faults = faults          # the cluster's live fault table (kubesim's kinds and args)
+        self.runner = runner
+        self._seen: set[str] = set()
+
+    def log_file(self, pod: dict, container: str) -> Path:
+        m = pod["metadata"]
+        p = self.logs_dir / m["namespace"] / m["name"] / f"{container}.log"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def reconcile(self) -> None:
+        live: set[str] = set()
+        for pod in self.kube.list("v1", "Pod"):
+            m = pod["metadata"]
+            live.add(m["uid"])
+            if not (pod.get("spec") or {}).get("nodeName") or m.get("deletionTimestamp"):
+                continue
+            ann = m.get("annotations") or {}
+            if ann.get(ADMITTED) != "true":
+                self._admit(pod)
+            elif ann.get(RUNTIME) == "standin":
+                self.runner.ensure(pod, self.log_file(pod, pod["spec"]["containers"][0]["name"]))
+        self.runner.forget(live)
+
+    def _admit(self, pod: dict) -> None:
+        m = pod["metadata"]
+        fault = fault_for(pod, self.faults)
+        runtime = "standin" if fault is None and self.runner.runs(pod) else "kwok"
+        containers = pod["spec"].get("containers") or []
+        for c in containers:
+            path = self.log_file(pod, c["name"])
+            if fault == "crash-loop":
+                path.write_text("".join(cri_line(x) for x in crash_traceback(m["name"]).splitlines()))
+            elif fault == "job-fail":
+                path.write_text(cri_line("Error: kubesim injected failure (fault job-fail): the job's command "
+                                         "exited with code 1", "stderr"))
+            elif not path.exists():
+                path.write_text(cri_line(f"kubesim: container {c['name']} (image {c.get('image', '')}) started"))
+        self.kube.create({
+            "apiVersion": LOGS_API[0], "kind": LOGS_API[1],
+            "metadata": {"name": m["name"], "namespace": m["namespace"],
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": m["name"], "uid": m["uid"]}]},
+            "spec": {"logs": [{"containers": [c["name"]], "logsFile": str(self.log_file(pod, c["name"])),
+                               "follow": True} for c in containers]},
+        })
+        annotations = {ADMITTED: "true", RUNTIME: runtime}
+        if fault:
+            annotations[FAULT] = fault
+        self.kube.patch("v1", "Pod", m["name"], {"metadata": {"annotations": annotations}}, namespace=m["namespace"])
+
+
+def crash_traceback(pod: str) -> str:
+    """What a worker that runs out of memory at start prints (the crash-loop fault's log)."""
+    return ("Traceback (most recent call last):\n"
+            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/dynamo/sglang/main.py", line 212, in main\n'
+            "    engine = await init_engine(config)\n"
+            '  File "/opt/dynamo/venv/lib/python3.12/site-packages/sglang/srt/model_executor/model_runner.py", line 388, in init_memory_pool\n'
+            "    raise RuntimeError(\n"
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+            f"(kubesim fault crashloop, pod {pod})\n")

@@ -1,0 +1,96 @@
+"""The Dynamo operator and the ComputeDomain controller as clients of a real API server.
+
+Each pass reads the DGDs and their pods, asks the shared decisions (``dynamo_operator.reconcile``)
+what to create, delete and report, and does it: pods owned by the DGD (so the real garbage
+collector removes them with it) that the real scheduler places on kwok nodes, the ``<name>-frontend``
+Service, and the DGD's status through its ``/status`` subresource.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from . import dynamo_operator as op
+
+log = logging.getLogger("kubesim.standins.operator")
+DGD_API = ("nvidia.com/v1beta1", "DynamoGraphDeployment")
+CD_API = ("resource.nvidia.com/v1beta1", "ComputeDomain")
+# Set on the pods the operator makes: kwok's stages read them (see control_plane/kwok-stages.yaml).
+READY_DELAY_ANNOTATION = "kubesim.inferops.dev/ready-ms"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pod_ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def pod_view(pod: dict) -> op.PodView:
+    m = pod["metadata"]
+    comp = (m.get("labels") or {}).get(op.COMP_LABEL, "")
+    ready = pod_ready(pod)
+    return op.PodView(name=m["name"], component=comp,
+                      revision=(m.get("annotations") or {}).get(op.REVISION_ANNOTATION, ""),
+                      ready=ready, terminating=bool(m.get("deletionTimestamp")),
+                      problem=None if ready else op.pod_problem(pod, comp))
+
+
+class DynamoOperator:
+    def __init__(self, kube, worker_ready_ms: int = 2000, frontend_ready_ms: int = 200):
+        self.kube = kube
+        self.worker_ready_ms = worker_ready_ms
+        self.frontend_ready_ms = frontend_ready_ms
+
+    def reconcile(self) -> None:
+        pods_by_owner: dict[str, list[dict]] = {}
+        for p in self.kube.list("v1", "Pod", label_selector=op.DGD_LABEL):
+            for ref in p["metadata"].get("ownerReferences") or []:
+                pods_by_owner.setdefault(ref.get("uid"), []).append(p)
+        for dgd in self.kube.list(*DGD_API):
+            self._reconcile_one(dgd, pods_by_owner.get(dgd["metadata"]["uid"], []))
+        self._compute_domains()
+
+    def _reconcile_one(self, dgd: dict, pods: list[dict]) -> None:
+        m = dgd["metadata"]
+        if m.get("deletionTimestamp"):
+            return
+        comps = {c.name: c for c in op.components(dgd)}
+        plan = op.reconcile(dgd, [pod_view(p) for p in pods], _now())
+        for name in plan.delete:
+            self.kube.delete("v1", "Pod", name, m["namespace"])
+        for c in plan.create:
+            comp = comps[c["component"]]
+            tmeta = comp.template.get("metadata") or {}
+            ready_ms = self.worker_ready_ms if comp.is_worker else self.frontend_ready_ms
+            self.kube.create({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"generateName": c["name_prefix"] + "-", "namespace": m["namespace"],
+                             "labels": {**(tmeta.get("labels") or {}), **c["labels"]},
+                             "annotations": {**(tmeta.get("annotations") or {}), **c["annotations"],
+                                             READY_DELAY_ANNOTATION: str(ready_ms)},
+                             "ownerReferences": [{"apiVersion": dgd["apiVersion"], "kind": dgd["kind"],
+                                                  "name": m["name"], "uid": m["uid"], "controller": True,
+                                                  "blockOwnerDeletion": True}]},
+                "spec": {"restartPolicy": "Always", **comp.template.get("spec", {})},
+            })
+        if plan.status != dgd.get("status"):
+            self.kube.patch(*DGD_API, m["name"], {"status": plan.status}, namespace=m["namespace"],
+                            subresource="status")
+        if plan.frontend_service and not self.kube.get("v1", "Service", plan.frontend_service["metadata"]["name"],
+                                                       m["namespace"]):
+            self.kube.create(plan.frontend_service)
+
+    def _compute_domains(self) -> None:
+        for cd in self.kube.list(*CD_API):
+            m = cd["metadata"]
+            tmpl = op.compute_domain_claim_template(cd)
+            if tmpl and not self.kube.get("resource.k8s.io/v1", "ResourceClaimTemplate", tmpl["metadata"]["name"],
+                                          m["namespace"]):
+                self.kube.create(tmpl)
+            if (cd.get("status") or {}).get("status") != "Ready":
+                self.kube.patch(*CD_API, m["name"], {"status": dict(op.COMPUTE_DOMAIN_READY)}, namespace=m["namespace"],
+                                subresource="status")

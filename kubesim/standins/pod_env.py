@@ -1,0 +1,75 @@
+"""A container's environment as a kubelet builds it (env, envFrom, valueFrom), for the pods the
+rehearsal backends run as local processes."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable
+
+Lookup = Callable[[str, str], dict | None]     # (namespace, name) -> object or None
+
+
+def _b64(v: str) -> str:
+    try:
+        return base64.b64decode(v).decode("utf-8", "replace")
+    except Exception:
+        return v
+
+
+def container_env(pod: dict, c: dict, secret: Lookup, configmap: Lookup, pod_ip: str = "127.0.0.1") -> dict[str, str]:
+    ns = pod["metadata"]["namespace"]
+    env: dict[str, str] = {}
+    for ef in c.get("envFrom") or []:
+        prefix = ef.get("prefix", "")
+        if ef.get("secretRef"):
+            sec = secret(ns, ef["secretRef"].get("name", "")) or {}
+            env.update({prefix + k: _b64(v) for k, v in (sec.get("data") or {}).items()})
+            env.update({prefix + k: str(v) for k, v in (sec.get("stringData") or {}).items()})
+        if ef.get("configMapRef"):
+            cm = configmap(ns, ef["configMapRef"].get("name", "")) or {}
+            env.update({prefix + k: str(v) for k, v in (cm.get("data") or {}).items()})
+    for e in c.get("env") or []:
+        if "value" in e:
+            env[e["name"]] = re.sub(r"\$\((\w+)\)", lambda mm: env.get(mm.group(1), mm.group(0)), str(e["value"]))
+            continue
+        vf = e.get("valueFrom") or {}
+        if vf.get("secretKeyRef"):
+            r = vf["secretKeyRef"]
+            sec = secret(ns, r.get("name", "")) or {}
+            if r.get("key") in (sec.get("data") or {}):
+                env[e["name"]] = _b64(sec["data"][r["key"]])
+            elif r.get("key") in (sec.get("stringData") or {}):
+                env[e["name"]] = sec["stringData"][r["key"]]
+        elif vf.get("configMapKeyRef"):
+            r = vf["configMapKeyRef"]
+            cm = configmap(ns, r.get("name", "")) or {}
+            if r.get("key") in (cm.get("data") or {}):
+                env[e["name"]] = cm["data"][r["key"]]
+        elif vf.get("fieldRef"):
+            fp = vf["fieldRef"].get("fieldPath", "")
+            mm = re.match(r"metadata\.(labels|annotations)\['(.+)'\]", fp)
+            if mm:
+                env[e["name"]] = (pod["metadata"].get(mm.group(1)) or {}).get(mm.group(2), "")
+            elif fp == "metadata.name":
+                env[e["name"]] = pod["metadata"]["name"]
+            elif fp == "metadata.namespace":
+                env[e["name"]] = ns
+            elif fp == "metadata.uid":
+                env[e["name"]] = pod["metadata"]["uid"]
+            elif fp in ("status.podIP", "status.hostIP"):
+                env[e["name"]] = pod_ip
+            elif fp == "spec.nodeName":
+                env[e["name"]] = pod["spec"].get("nodeName", "")
+    return env
+
+
+def command_argv(c: dict) -> list[str]:
+    """command + args; a login shell (`bash -lc`) becomes a plain one: /etc/profile would reset PATH."""
+    import os
+
+    argv = [str(x) for x in (c.get("command") or [])] + [str(x) for x in (c.get("args") or [])]
+    if len(argv) >= 2 and os.path.basename(argv[0]) in ("bash", "sh") and argv[1].startswith("-") \
+            and "l" in argv[1] and not argv[1].startswith("--"):
+        argv[1] = argv[1].replace("l", "") or "-c"
+    return argv

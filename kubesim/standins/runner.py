@@ -1,0 +1,250 @@
+"""Runnable pods of the real backend as local processes inside the cluster's network namespace.
+
+The AIPerf Job and the trace staging really run: the container's command and environment (Secrets
+and ConfigMaps resolved through the API), the PVC mounts mapped to the volume's hostPath, and the
+cluster's Service names resolved to the pods that serve them through a per-pod ``/etc/hosts`` (a bind
+mount private to the process: ``ip netns exec`` gives it its own mount namespace). Output goes to the
+pod's CRI log file; the exit code sets the pod's phase, from which the real Job controller decides
+Complete or Failed. The model download is simulated (no network here): progress lines over
+``download_seconds``, then a small tokenizer in Hugging Face cache layout per repository, as kubesim
+does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import logging
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import pod_env
+from .download import DOWNLOAD_RX, progress_line
+from .kubelet import cri_line
+
+log = logging.getLogger("kubesim.standins.runner")
+# kwok hands out pod IPs from the start of the pod CIDR; the stand-ins' pods take the top /24.
+STANDIN_POD_NET = ipaddress.ip_network("10.244.255.0/24")
+RUNNABLE_IMAGES = ("aiperf", "curl", "python")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Running:
+    uid: str
+    pod: dict
+    ip: str
+    started: float = field(default_factory=time.time)
+    proc: subprocess.Popen | None = None
+    thread: threading.Thread | None = None
+    exit_code: int | None = None
+    reported: str = ""
+
+
+class PodRunner:
+    def __init__(self, kube, netns, work_dir: Path, download_seconds: float = 3.0,
+                 runnable_images: tuple[str, ...] = RUNNABLE_IMAGES):
+        self.kube = kube
+        self.netns = netns
+        self.work_dir = work_dir
+        self.download_seconds = download_seconds
+        self.runnable_images = runnable_images
+        self.pods: dict[str, Running] = {}
+        self._next_ip = iter(STANDIN_POD_NET.hosts())
+        self.slow_download: float | None = None
+
+    # ---------------------------------------------------------------- what runs here
+    @staticmethod
+    def _text(c: dict) -> str:
+        return " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
+
+    def runs(self, pod: dict) -> bool:
+        spec = pod.get("spec") or {}
+        owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
+        if "Job" not in owners and spec.get("restartPolicy") not in ("Never", "OnFailure"):
+            return False
+        c = (spec.get("containers") or [{}])[0]
+        return bool(DOWNLOAD_RX.search(self._text(c))) or (
+            any(p in c.get("image", "") for p in self.runnable_images) and bool(c.get("command") or c.get("args")))
+
+    # ---------------------------------------------------------------- lifecycle
+    def ensure(self, pod: dict, log_path: Path) -> None:
+        uid = pod["metadata"]["uid"]
+        run = self.pods.get(uid)
+        if run is None:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return
+            run = Running(uid, pod, str(next(self._next_ip)))
+            self.pods[uid] = run
+            self._start(run, log_path)
+        self._report(run)
+
+    def forget(self, live_uids: set[str]) -> None:
+        for uid in [u for u in self.pods if u not in live_uids]:
+            self._kill(self.pods.pop(uid))
+
+    def stop(self) -> None:
+        for run in list(self.pods.values()):
+            self._kill(run)
+        self.pods.clear()
+
+    def _start(self, run: Running, log_path: Path) -> None:
+        c = run.pod["spec"]["containers"][0]
+        text = self._text(c)
+        if DOWNLOAD_RX.search(text):
+            run.thread = threading.Thread(target=self._download, args=(run, c, log_path), daemon=True)
+            run.thread.start()
+            return
+        mounts = self._mounts(run.pod, c)
+        env = self._env(run, c, mounts)
+        argv = [self._map(a, mounts) for a in pod_env.command_argv(c)]
+        hosts = self._hosts_file(run)
+        work = self.work_dir / run.pod["metadata"]["namespace"] / run.pod["metadata"]["name"]
+        work.mkdir(parents=True, exist_ok=True)
+        wrapped = [*self.netns.exec_prefix(), "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts), *argv]
+        try:
+            run.proc = subprocess.Popen(wrapped, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            with open(log_path, "a") as fh:
+                fh.write(cri_line(f"exec failed: {exc}", "stderr"))
+            run.exit_code = 127
+            return
+        run.thread = threading.Thread(target=self._pump, args=(run, log_path), daemon=True)
+        run.thread.start()
+
+    def _pump(self, run: Running, log_path: Path) -> None:
+        assert run.proc and run.proc.stdout
+        with open(log_path, "a", encoding="utf-8") as fh:
+            for raw in run.proc.stdout:
+                fh.write(cri_line(raw.decode("utf-8", "replace")))
+                fh.flush()
+        code = run.proc.wait()
+        run.exit_code = code if code >= 0 else 128 - code
+
+    def _download(self, run: Running, c: dict, log_path: Path) -> None:
+        from ..tokenizer import write_hf_cache_tokenizer
+
+        repos = DOWNLOAD_RX.findall(self._text(c))
+        mounts = self._mounts(run.pod, c)
+        env = self._env(run, c, mounts)
+        hf_home = Path(env.get("HF_HOME") or (self.work_dir / run.pod["metadata"]["name"] / "hf-home"))
+        duration = self.slow_download if self.slow_download is not None else self.download_seconds
+        with open(log_path, "a", encoding="utf-8") as fh:
+            for pct in range(10, 101, 10):
+                time.sleep(max(0.0, duration) / 10)
+                for repo in repos:
+                    fh.write(cri_line(progress_line(repo, pct)))
+                fh.flush()
+            for repo in repos:
+                fh.write(cri_line(f"Fetched {repo} -> {write_hf_cache_tokenizer(hf_home, repo)}"))
+        run.exit_code = 0
+
+    def _kill(self, run: Running) -> None:
+        if run.proc and run.proc.poll() is None:
+            try:
+                os.killpg(run.proc.pid, signal.SIGTERM)
+                run.proc.wait(timeout=3)
+            except (OSError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(run.proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    # ---------------------------------------------------------------- the pod's view
+    def _report(self, run: Running) -> None:
+        m = run.pod["metadata"]
+        phase = "Running" if run.exit_code is None else ("Succeeded" if run.exit_code == 0 else "Failed")
+        if run.reported == phase:
+            return
+        started = dt.datetime.fromtimestamp(run.started, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        containers = run.pod["spec"]["containers"]
+        if phase == "Running":
+            state = {"running": {"startedAt": started}}
+        else:
+            state = {"terminated": {"exitCode": run.exit_code, "reason": "Completed" if run.exit_code == 0 else "Error",
+                                    "startedAt": started, "finishedAt": _now()}}
+        ready = "True" if phase == "Running" else "False"
+        status = {
+            "phase": phase, "podIP": run.ip, "podIPs": [{"ip": run.ip}], "hostIP": self.netns.ns_ip,
+            "hostIPs": [{"ip": self.netns.ns_ip}], "startTime": started,
+            "conditions": [{"type": t, "status": s, "lastTransitionTime": _now()} for t, s in (
+                ("PodReadyToStartContainers", "True"), ("Initialized", "True"), ("ContainersReady", ready),
+                ("Ready", ready), ("PodScheduled", "True"))],
+            "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "imageID": f"kwok://{c.get('image', '')}",
+                                   "ready": phase == "Running", "started": phase == "Running", "restartCount": 0,
+                                   "state": state} for c in containers],
+        }
+        self.kube.patch("v1", "Pod", m["name"], {"status": status}, namespace=m["namespace"], subresource="status")
+        run.reported = phase
+
+    def _mounts(self, pod: dict, c: dict) -> list[tuple[str, str]]:
+        """(mountPath, host directory) for the container's PVC mounts, longest path first."""
+        ns = pod["metadata"]["namespace"]
+        vols = {v["name"]: v for v in pod["spec"].get("volumes") or []}
+        out = []
+        for vm in c.get("volumeMounts") or []:
+            claim = (vols.get(vm.get("name"), {}).get("persistentVolumeClaim") or {}).get("claimName")
+            if claim:
+                pvc = self.kube.get("v1", "PersistentVolumeClaim", claim, ns) or {}
+                pv = self.kube.get("v1", "PersistentVolume", (pvc.get("spec") or {}).get("volumeName", "")) or {}
+                host = ((pv.get("spec") or {}).get("hostPath") or {}).get("path")
+            else:
+                host = str(self.work_dir / ns / pod["metadata"]["name"] / "volumes" / vm["name"])
+            if host:
+                d = Path(host) / vm.get("subPath", "")
+                d.mkdir(parents=True, exist_ok=True)
+                out.append((vm["mountPath"].rstrip("/") or "/", str(d)))
+        return sorted(out, key=lambda x: len(x[0]), reverse=True)
+
+    @staticmethod
+    def _map(s: str, mounts: list[tuple[str, str]]) -> str:
+        for mp, d in mounts:
+            s = re.sub(r"(?<![\w.-])" + re.escape(mp) + r"(?=/|$|[^\w.-])", lambda _m, d=d: d, s)
+        return s
+
+    def _env(self, run: Running, c: dict, mounts) -> dict[str, str]:
+        env = pod_env.container_env(run.pod, c, lambda ns, n: self.kube.get("v1", "Secret", n, ns),
+                                    lambda ns, n: self.kube.get("v1", "ConfigMap", n, ns), pod_ip=run.ip)
+        venv_bin = str(Path(sys.executable).parent)
+        home = self.work_dir / run.pod["metadata"]["namespace"] / run.pod["metadata"]["name"] / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        base = {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+                "HOSTNAME": run.pod["metadata"]["name"], "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
+                "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
+                "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
+                # the pod network is this namespace: no proxy may intercept it
+                "NO_PROXY": "*", "no_proxy": "*"}
+        mapped = {k: self._map(v, mounts) for k, v in env.items()}
+        if "PATH" in mapped:
+            mapped["PATH"] = venv_bin + os.pathsep + mapped["PATH"]
+        return {**base, **mapped}
+
+    def _hosts_file(self, run: Running) -> Path:
+        """Service names resolved to the pods that serve them (there is no kube-proxy or DNS here)."""
+        ns = run.pod["metadata"]["namespace"]
+        lines = ["127.0.0.1 localhost", f"{run.ip} {shlex.quote(run.pod['metadata']['name'])}"]
+        for eps in self.kube.list("discovery.k8s.io/v1", "EndpointSlice"):
+            svc = (eps["metadata"].get("labels") or {}).get("kubernetes.io/service-name")
+            sns = eps["metadata"]["namespace"]
+            ready = [a for e in eps.get("endpoints") or [] if (e.get("conditions") or {}).get("ready")
+                     for a in e.get("addresses") or []]
+            if not svc or not ready:
+                continue
+            names = [f"{svc}.{sns}.svc.cluster.local", f"{svc}.{sns}.svc", f"{svc}.{sns}"] + ([svc] if sns == ns else [])
+            lines.append(f"{ready[0]} {' '.join(names)}")
+        path = self.work_dir / ns / run.pod["metadata"]["name"] / "hosts"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        return path

@@ -1,0 +1,128 @@
+"""The Dynamo operator stand-in's decisions (shared by both rehearsal backends)."""
+
+import copy
+
+from kubesim.standins import dynamo_operator as op
+
+NOW = "2026-12-01T00:00:00Z"
+
+
+def dgd(worker_image="img:1", replicas=1, frontend_image="fe:1", annotations=None, generation=1):
+    return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "d", "namespace": "n", "uid": "u1", "generation": generation,
+                         "annotations": annotations or {}},
+            "spec": {"components": [
+                {"name": "Frontend", "type": "frontend", "replicas": 1,
+                 "podTemplate": {"spec": {"containers": [{"name": "main", "image": frontend_image}]}}},
+                {"name": "Worker", "type": "worker", "replicas": replicas,
+                 "podTemplate": {"spec": {"containers": [{"name": "main", "image": worker_image}]}}},
+            ]}}
+
+
+def views(obj, ready=True, **overrides):
+    """One ready pod per wanted pod at the current revisions."""
+    revs = op.revisions(op.components(obj))
+    out = []
+    for c in op.components(obj):
+        for i in range(c.pods_wanted):
+            out.append(op.PodView(f"{c.name.lower()}-{i}", c.name, revs[c.name], ready))
+    return out
+
+
+def test_a_new_dgd_gets_one_pod_per_replica_and_a_frontend_service():
+    plan = op.reconcile(dgd(replicas=2), [], NOW)
+    assert sorted(c["component"] for c in plan.create) == ["Frontend", "Worker", "Worker"]
+    assert plan.status["state"] == "initializing" and plan.status["observedGeneration"] == 1
+    assert plan.frontend_service["metadata"]["name"] == "d-frontend"
+    assert plan.frontend_service["spec"]["ports"][0]["port"] == 8000
+
+
+def test_all_pods_ready_at_the_current_revision_is_ready():
+    obj = dgd()
+    plan = op.reconcile(obj, views(obj), NOW)
+    ready = next(c for c in plan.status["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"], ready["observedGeneration"]) == ("True", "all_resources_are_ready", 1)
+    assert plan.status["state"] == "successful" and not plan.create and not plan.delete
+    assert plan.status["components"]["Worker"] == {"componentKind": "Deployment", "componentNames": ["d-worker"],
+                                                   "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+                                                   "availableReplicas": 1}
+
+
+def test_a_worker_change_rolls_with_surge_keeping_the_old_pod_until_the_new_one_is_ready():
+    old_obj = dgd("img:1")
+    pods = views(old_obj)
+    new_obj = dgd("img:2", generation=2)
+    step1 = op.reconcile(new_obj, pods, NOW)
+    assert [c["component"] for c in step1.create] == ["Worker"] and not step1.delete
+    assert step1.status["rollingUpdate"]["phase"] == "InProgress"
+    ready = next(c for c in step1.status["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"], ready["observedGeneration"]) == ("False", "updating", 2)
+
+    rev = op.revisions(op.components(new_obj))["Worker"]
+    surge = op.PodView("worker-new", "Worker", rev, ready=False, problem=("not_ready", "loading"))
+    with_status = {**new_obj, "status": step1.status}
+    step2 = op.reconcile(with_status, [*pods, surge], NOW)
+    assert not step2.create and not step2.delete, "the old worker keeps serving while the new one loads"
+    assert step2.status["components"]["Worker"]["updatedReplicas"] == 1
+
+    surge.ready, surge.problem = True, None
+    step3 = op.reconcile({**new_obj, "status": step2.status}, [*pods, surge], NOW)
+    assert step3.delete == ["worker-0"]
+
+    step4 = op.reconcile({**new_obj, "status": step3.status}, [p for p in pods if p.name != "worker-0"] + [surge],
+                         "2026-12-01T00:05:00Z")
+    ru = step4.status["rollingUpdate"]
+    assert ru["phase"] == "Completed" and ru["endTime"] == "2026-12-01T00:05:00Z" and ru["updatedComponents"] == ["Worker"]
+    assert next(c for c in step4.status["conditions"] if c["type"] == "Ready")["status"] == "True"
+
+
+def test_a_frontend_change_updates_the_frontend_only():
+    obj = dgd()
+    plan = op.reconcile(dgd(frontend_image="fe:2", generation=2), views(obj), NOW)
+    assert [c["component"] for c in plan.create] == ["Frontend"]
+    assert "rollingUpdate" not in plan.status
+
+
+def test_a_replica_change_rolls_nothing():
+    obj = dgd(replicas=1)
+    plan = op.reconcile(dgd(replicas=2, generation=2), views(obj), NOW)
+    assert [c["component"] for c in plan.create] == ["Worker"] and not plan.delete
+    assert "rollingUpdate" not in plan.status
+
+
+def test_recreate_stops_old_workers_first():
+    old_obj = dgd("img:1")
+    plan = op.reconcile(dgd("img:2", annotations={op.STRATEGY_ANNOTATION: "Recreate"}), views(old_obj), NOW)
+    assert plan.delete == ["worker-0"] and not [c for c in plan.create if c["component"] == "Worker"]
+
+
+def test_reverting_mid_rollout_removes_the_broken_new_pod_not_the_serving_one():
+    good = dgd("img:1")
+    pods = views(good)
+    bad_rev = op.revisions(op.components(dgd("img:bad")))["Worker"]
+    broken = op.PodView("worker-bad", "Worker", bad_rev, ready=False, problem=("image_pull", "ErrImagePull"))
+    plan = op.reconcile(good, [*pods, broken], NOW)
+    assert plan.delete == ["worker-bad"] and not plan.create
+
+
+def test_reasons_name_the_cause():
+    obj = dgd()
+    unsched = [op.PodView("w", "Worker", op.revisions(op.components(obj))["Worker"], False,
+                          problem=("unschedulable", "0/7 nodes are available: 7 Insufficient nvidia.com/gpu."))]
+    st = op.reconcile(obj, unsched, NOW).status
+    ready = next(c for c in st["conditions"] if c["type"] == "Ready")
+    assert ready["reason"] == "insufficient_capacity" and "Insufficient nvidia.com/gpu" in ready["message"]
+    crash = copy.deepcopy(unsched)
+    crash[0].problem = ("crash_loop", "component Worker: pod w: container main waiting: CrashLoopBackOff")
+    st = op.reconcile(obj, crash, NOW).status
+    assert next(c for c in st["conditions"] if c["type"] == "Ready")["reason"] == "pods_not_ready"
+    assert st["state"] == "failed"
+
+
+def test_pod_problem_reads_the_pod_as_a_kubelet_reports_it():
+    pod = {"metadata": {"name": "w"}, "status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/7 nodes are available"}]}}
+    assert op.pod_problem(pod, "Worker") == ("unschedulable", "component Worker: pod w is Pending: 0/7 nodes are available")
+    pod = {"metadata": {"name": "w"}, "status": {"phase": "Pending", "containerStatuses": [
+        {"name": "main", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}}}]}}
+    assert op.pod_problem(pod, "Worker")[0] == "image_pull"
