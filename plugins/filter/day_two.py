@@ -50,7 +50,7 @@ REPORT_KEYS = ("target", "cluster", "namespace", "action", "stage", "failure", "
                "restore_error", "not_settled", "rollback_on_failure", "atomic", "outage_text", "rollback_cmd",
                "teardown_cmd", "unchanged")
 OUTAGE_KEYS = ("serving_at_failure", "unserved_since", "failed_at", "stage", "restore_started", "served_again",
-               "restore_rolls")
+               "restore_rolls", "kept_serving")
 
 
 def update_report(facts):
@@ -71,7 +71,8 @@ def update_outage(facts):
     return ur.outage(serving_at_failure=bool(args.get("serving_at_failure")),
                      unserved_since=args.get("unserved_since") or None, failed_at=str(args.get("failed_at") or ""),
                      stage=str(args.get("stage") or ""), restore_started=args.get("restore_started") or None,
-                     served_again=args.get("served_again") or None, restore_rolls=bool(args.get("restore_rolls")))
+                     served_again=args.get("served_again") or None, restore_rolls=bool(args.get("restore_rolls")),
+                     kept_serving=bool(args.get("kept_serving")))
 
 
 def target_status(reads, cluster, namespace, field_manager="inferops.dynamo"):

@@ -17,17 +17,24 @@ def _seconds(start, end) -> int | None:
 
 
 def outage(*, serving_at_failure: bool, unserved_since: str | None, failed_at: str, stage: str,
-           restore_started: str | None, served_again: str | None, restore_rolls: bool) -> dict:
+           restore_started: str | None, served_again: str | None, restore_rolls: bool,
+           kept_serving: bool = False) -> dict:
     """``{seconds, text}``: how long the target did not serve, from what the play observed.
 
     The start is when the workload stopped being Ready (its condition) if it was not serving at the failure,
     the failure itself for a smoke test that got a wrong answer, else the restore when it rolls the workers
-    (an upper bound: old workers may have kept serving). The end is the smoke test passing again."""
+    (an upper bound). The end is the smoke test passing again. ``kept_serving`` says the pods that were ready
+    at the failure are still ready after the restore (a rolling update keeps the old workers until the new
+    ones are ready; the restore removed only the new ones): then the target never stopped serving."""
     if served_again is None:
         start = unserved_since or failed_at
         return {"seconds": None, "text": f"The target has not served since {start} at the latest, and does not yet."
                 if not serving_at_failure or stage == "smoke test" else
-                "The target was still serving at the failure; the restore did not finish."}
+                "The target still served at the failure, from the workers the rolling update keeps until new ones "
+                "are Ready; nothing was restored."}
+    if serving_at_failure and kept_serving and stage != "smoke test":
+        return {"seconds": 0, "text": "The target kept serving throughout: the pods that served before the update "
+                                      "still serve (the restore removed only the new ones)."}
     if not serving_at_failure:
         start, why, bound = unserved_since or failed_at, "when the workers stopped being Ready", "about"
     elif stage == "smoke test":

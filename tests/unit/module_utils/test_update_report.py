@@ -58,6 +58,9 @@ def test_outage_from_the_ready_condition_the_smoke_test_or_the_restore():
     kept = outage(serving_at_failure=True, unserved_since=None, failed_at="t", stage="benchmark gate",
                   restore_started="t", served_again="2026-01-01T00:00:45Z", restore_rolls=False)
     assert kept["seconds"] == 0 and "kept serving throughout" in kept["text"]
+    surge = outage(serving_at_failure=True, unserved_since=None, failed_at="t", stage="wait for the rollout",
+                   restore_started="t", served_again="2026-01-01T00:00:45Z", restore_rolls=True, kept_serving=True)
+    assert surge["seconds"] == 0 and "the pods that served before the update still serve" in surge["text"]
     never = outage(serving_at_failure=False, unserved_since="2026-01-01T00:00:00Z", failed_at="x", stage="s",
                    restore_started=None, served_again=None, restore_rolls=True)
     assert never["seconds"] is None and "has not served since 2026-01-01T00:00:00Z" in never["text"]
