@@ -16,6 +16,7 @@ import math
 from .pvc_change import quantity_bytes
 
 DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
 WORKER_TYPES = ("worker", "prefill", "decode")
 SURGE = 0.25
 RECREATE = "Recreate"
@@ -164,6 +165,30 @@ def fit(free: dict[str, dict[str, int]], wanted: list[dict], resources: list[str
     return unplaced
 
 
+def _ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and str(c.get("status")) == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+def _beyond_replicas(own_pods: list[dict], live: dict | None, resources: list[str]) -> list[dict]:
+    """The target's pods beyond what its components ask for (a rollout in progress or stuck keeps old and new
+    pods side by side), not-ready ones first: the operator replaces them when the spec changes again."""
+    if live is None or live.get("kind") != "DynamoGraphDeployment":
+        return []
+    wanted = components(live, resources)
+    by_component: dict[str, list[dict]] = {}
+    for pod in own_pods:
+        name = ((pod.get("metadata") or {}).get("labels") or {}).get(COMPONENT_LABEL)
+        if name in wanted:
+            by_component.setdefault(name, []).append(pod)
+    out = []
+    for name, pods in by_component.items():
+        extra = len(pods) - wanted[name]["pods"]
+        if extra > 0:
+            out += sorted(pods, key=_ready)[:extra]
+    return out
+
+
 def _amounts(asks: dict[str, int]) -> str:
     return " + ".join(f"{v} {r}" for r, v in asks.items() if v) or "nothing"
 
@@ -180,14 +205,16 @@ def check(nodes: list[dict], pods: list[dict], desired: dict, live: dict | None,
     own_key = (ns, f"{kind}/{name}")
     own_pods = [p for p in pods or [] if workload_of(p) == (ns, f"{kind}/{name}") and _holds(p)]
     recreate = strategy_of(desired) == RECREATE
+    # Recreate stops the target's own pods before placing new ones; a rolling update replaces the pods a
+    # rollout left beyond the replica count (a stuck surge), so theirs is room too.
+    replaced = own_pods if live is not None and recreate else _beyond_replicas(own_pods, live, resources)
     free = {}
     for node, v in occ["nodes"].items():
         freed = {r: 0 for r in resources}
-        if live is not None and recreate:       # Recreate stops the target's own pods before placing new ones
-            for p in own_pods:
-                if p["spec"]["nodeName"] == node:
-                    for r, x in pod_requests(p["spec"], resources).items():
-                        freed[r] += x
+        for p in replaced:
+            if p["spec"]["nodeName"] == node:
+                for r, x in pod_requests(p["spec"], resources).items():
+                    freed[r] += x
         free[node] = {r: v["allocatable"][r] - v["requested"][r] + freed[r] for r in resources}
     wanted = demand(desired, live, resources, rolls_workers)
     unplaced = fit(free, wanted, resources)

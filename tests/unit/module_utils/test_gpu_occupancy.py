@@ -112,6 +112,19 @@ def test_a_rolling_update_needs_room_for_its_surge_and_recreate_does_not():
     assert check(own_pods(), dgd(strategy="Recreate"), live)["fits"]
 
 
+def test_a_stuck_surge_leaves_room_for_the_next_rolling_change():
+    """Old and new pods side by side (the new one will not heal): reverting needs no extra room."""
+    live = dgd(replicas=1)
+    old = pod("kv-worker-old", "b", "gb300-0", 4, dgd="kv")
+    new = pod("kv-worker-new", "b", "gb300-1", 4, dgd="kv")
+    for p, ready in ((old, "True"), (new, "False")):
+        p["metadata"]["labels"][go.COMPONENT_LABEL] = "Worker"
+        p["status"]["conditions"] = [{"type": "Ready", "status": ready}]
+    assert check([old, new], dgd(replicas=1), live, rolls=True)["fits"]
+    # the same room held by another tenant is not the target's to replace
+    assert not check([old, pod("other", "z", "gb300-1", 4, dgd="other")], dgd(replicas=1), live, rolls=True)["fits"]
+
+
 def test_an_update_that_does_not_roll_needs_room_only_for_added_replicas():
     live = dgd(replicas=1)
     one = [pod("kv-worker-1", "b", "gb300-0", 4, dgd="kv")]
