@@ -97,6 +97,8 @@ def test_workload_status_tells_an_unfinished_update_and_a_settled_rollout(tmp_pa
         **task["inferops.dynamo.workload_status"], "wait_seconds": 30, "wait_for": "settled",
         "unschedulable_grace_seconds": 0}}])
     kubesim_cluster.clear_faults()
-    # the new pods cannot pull their image: not ready, not serving, and stuck rather than moving
-    assert not stuck["ready"] and not stuck["serving"] and stuck["settled"] and stuck["activity"] == []
+    # the new pods cannot pull their image: not ready and stuck rather than moving; the rolling update keeps
+    # the old ones, which still serve
+    assert not stuck["ready"] and stuck["serving"] and stuck["settled"] and stuck["activity"] == []
+    assert stuck["update_pending"], stuck
     assert any("cannot be pulled" in r for r in stuck["fatal_reasons"])
