@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from deploy_helpers import DGD, get, items, write_inventory
+from deploy_helpers import DGD, TARGET_ARGS, get, items, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -122,3 +122,24 @@ def test_the_api_server_stopped_mid_run_and_restarted_converges(real_cluster, re
     assert again.rc == 0 and again.recap("rehearsal")["changed"] == 0
     assert len(items(real_dyn, *DGD, ns)) == 1
     assert len(items(real_dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component-type=worker")) == 1
+
+
+@pytest.mark.parametrize("target", ["sglang-disagg-gb200", "sglang-kv-router-gb300", "vllm-agg-gb200",
+                                    "vllm-agg-b200", "vllm-agg-mi355x"])
+def test_the_molecule_targets_deploy_rerun_unchanged_and_tear_down_keeping_the_cache(real_dyn, real_env, playbook,
+                                                                                     target):
+    """The targets of molecule/ (which run on kubesim), on the real control plane: the disaggregated
+    GB200 target's ComputeDomain channels are allocated by the real scheduler's DRA plugin."""
+    ns, inv = real_env
+    args = ["-i", str(inv), *TARGET_ARGS[target]]
+    first = playbook("deploy.yml", *args)
+    assert first.rc == 0 and "Smoke test passed" in first.stdout, first.output[-4000:]
+    second = playbook("deploy.yml", *args)
+    assert second.rc == 0 and second.recap("rehearsal")["changed"] == 0, second.output[-4000:]
+    if target == "sglang-disagg-gb200":
+        claims = items(real_dyn, "resource.k8s.io/v1", "ResourceClaim", ns)
+        assert len(claims) == 2 and all(c["status"]["allocation"]["devices"]["results"][0]["driver"]
+                                        == "compute-domain.nvidia.com" for c in claims)
+    down = playbook("teardown.yml", *args)
+    assert down.rc == 0, down.output[-4000:]
+    assert get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)["status"]["phase"] == "Bound"
