@@ -66,11 +66,15 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
     # as a pod, reached the frontend by the Service's name, and its summary came back through the log.
     results = inv.parent / "results"
     bench = playbook("benchmark.yml", "-i", str(inv), *GB300_AGG, "-e", "benchmark_tolerance=0.9",
-                     "-e", f"benchmark_results_dir={results}")
+                     "-e", '{"benchmark_concurrency": [8, 16]}', "-e", f"benchmark_results_dir={results}")
     assert bench.rc == 0, bench.output[-4000:]
-    (summary_file,) = results.rglob("summary.json")
-    summary = json.loads(summary_file.read_text())
-    assert summary["context"]["request_count"] == 36 and summary["failures"]["count"] == 0
+    summaries = {json.loads(f.read_text())["context"]["concurrency"]: json.loads(f.read_text())
+                 for f in results.rglob("summary.json")}
+    assert list(results.rglob("sweep.json")), "the sweep wrote no sweep.json"
+    assert set(summaries) >= {8, 16}, sorted(results.rglob("*"))
+    for point in (8, 16):
+        assert summaries[point]["context"]["request_count"] == 36 and summaries[point]["failures"]["count"] == 0
+    assert summaries[16]["context"]["gated"] and not summaries[8]["context"]["gated"]
 
 
 def test_download_job_failure_is_the_real_job_controllers(real_cluster, real_dyn, real_env, playbook):
