@@ -1,44 +1,9 @@
-"""Helpers to run the collection's playbooks the way a user does."""
+"""Fixtures to run the collection's playbooks the way a user does (the runners live in deploy_helpers)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-
-
-@dataclass
-class PlaybookRun:
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    def recap(self, host: str) -> dict:
-        match = re.search(rf"^{re.escape(host)}\s*:\s*(.*)$", self.stdout, re.M)
-        assert match, f"no PLAY RECAP line for {host}:\n{self.stdout[-2000:]}"
-        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
-
-
-def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
-    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}
-    path = playbook if isinstance(playbook, Path) else REPO / "playbooks" / playbook
-    proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+from deploy_helpers import REPO, DeployEnv, run_playbook
 
 
 @pytest.fixture
@@ -53,19 +18,6 @@ def playbook_at():
 
 
 # ---------------------------------------------------------------------------- deploy fixtures
-@dataclass
-class DeployEnv:
-    """One namespace on one kubesim cluster, with a temporary inventory pointing at it."""
-
-    cluster: object
-    namespace: str
-    inventory: Path
-    dyn: object
-
-    def run(self, playbook_name: str, *args: str, timeout: int = 600, extra_env: dict | None = None) -> PlaybookRun:
-        return run_playbook(playbook_name, "-i", str(self.inventory), *args, timeout=timeout, extra_env=extra_env)
-
-
 @pytest.fixture(scope="session")
 def kubesim_factory(tmp_path_factory):
     """Extra kubesim daemons with their own node inventory / storage classes / CRDs (cached per config)."""
@@ -112,3 +64,48 @@ def deploy_env(kubesim_cluster, tmp_path):
         except Exception:
             pass
         delete_namespace(env.dyn, env.namespace)
+
+
+# ---------------------------------------------------------------------------- the real control plane
+# kube-apiserver, etcd, controller-manager, scheduler and kwok (kubesim.control_plane), started once per
+# session when a test asks for it. `make test` builds the binaries first; a missing build is built here
+# rather than skipped.
+@pytest.fixture(scope="session")
+def real_clusterset(tmp_path_factory):
+    import kubesim
+    from kubesim.control_plane import build
+
+    build.build()
+    crds = REPO.parent / "shared" / "crds"
+    cs = kubesim.start(1, backend="real", state_dir=tmp_path_factory.mktemp("real"),
+                       crd_dir=str(crds) if crds.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
+    try:
+        yield cs
+    finally:
+        cs.stop()
+
+
+@pytest.fixture(scope="session")
+def real_cluster(real_clusterset):
+    return real_clusterset[0]
+
+
+@pytest.fixture(scope="session")
+def real_dyn(real_cluster):
+    return real_cluster.dynamic()
+
+
+@pytest.fixture(scope="session")
+def team_dyn(real_cluster):
+    """The namespace-scoped deployer's view (ServiceAccount token bound to `edit` in team-a)."""
+    from kubernetes import config
+    from kubernetes.dynamic import DynamicClient
+
+    return DynamicClient(config.new_client_from_config(config_file=real_cluster.kubeconfig,
+                                                       context=real_cluster.team_context))
+
+
+@pytest.fixture(scope="session", params=["kubesim", "real"])
+def backend_cluster(request):
+    """The same test on kubesim and on the real control plane."""
+    return request.getfixturevalue("kubesim_cluster" if request.param == "kubesim" else "real_cluster")

@@ -1,8 +1,11 @@
-"""A target first deployed by hand with the recipe's kubectl steps is adopted by deploy.yml.
+"""A target first deployed by hand with the recipe's kubectl steps is adopted by deploy.yml, on kubesim
+and on the real control plane.
 
-The "hand" objects are created through the kubernetes client with plain POSTs (no field manager of
-ours, no labels of ours), as `kubectl create namespace`, `kubectl create secret generic
---from-literal`, `kubectl apply -f model-cache.yaml / model-download.yaml / deploy.yaml` would.
+On the real control plane the "hand" objects are made by the real kubectl (built by `make
+control-plane`), as the recipe page does: `kubectl create namespace`, `kubectl create secret generic
+--from-literal`, `kubectl apply -f` of the cache PVC, the download Job and the DGD (no field manager of
+ours, no labels of ours). kubesim cannot serve the real kubectl (it sends protobuf bodies and, over plain
+HTTP, no token: docs/kubesim.md), so there the same objects are POSTed with the kubernetes client.
 
 What happens to a hand-made `model-download` Job:
 * same containers (image, command, args, env) as the collection renders -> adopted: not rerun, its
@@ -12,6 +15,7 @@ What happens to a hand-made `model-download` Job:
 """
 
 import base64
+import subprocess
 import time
 from pathlib import Path
 
@@ -54,13 +58,50 @@ def job_complete(dyn, ns, name):
     return j and any(c["type"] == "Complete" and c["status"] == "True" for c in (j.get("status") or {}).get("conditions") or [])
 
 
+def kubectl(env, *args: str, stdin: str | None = None) -> str:
+    from kubesim.control_plane import build
+
+    proc = subprocess.run([str(build.binaries()["kubectl"]), "--kubeconfig", env.cluster.kubeconfig,
+                           "--context", env.cluster.context, *args], input=stdin, capture_output=True, text=True)
+    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+class ByHand:
+    """The recipe's manual steps: the real kubectl on the real control plane, plain POSTs on kubesim."""
+
+    def __init__(self, env):
+        self.env = env
+        self.kubectl = getattr(env.cluster, "server", "").startswith("https")
+
+    def namespace(self) -> None:
+        if self.kubectl:
+            kubectl(self.env, "create", "namespace", self.env.namespace)
+        else:
+            res(self.env.dyn, "v1", "Namespace").create(body={"metadata": {"name": self.env.namespace}})
+
+    def token_secret(self, token: str) -> None:
+        if self.kubectl:
+            kubectl(self.env, "create", "secret", "generic", "hf-token-secret", "-n", self.env.namespace,
+                    f"--from-literal=HF_TOKEN={token}")
+        else:
+            res(self.env.dyn, "v1", "Secret").create(namespace=self.env.namespace, body={
+                "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "hf-token-secret"},
+                "data": {"HF_TOKEN": base64.b64encode(token.encode()).decode()}})
+
+    def apply(self, obj: dict) -> None:
+        if self.kubectl:
+            kubectl(self.env, "apply", "-n", self.env.namespace, "-f", "-", stdin=yaml.safe_dump(obj))
+        else:
+            res(self.env.dyn, obj["apiVersion"], obj["kind"]).create(namespace=self.env.namespace, body=obj)
+
+
 def make_by_hand(env, manifests, job_command=None):
     dyn, ns = env.dyn, env.namespace
-    res(dyn, "v1", "Namespace").create(body={"metadata": {"name": ns}})
-    res(dyn, "v1", "Secret").create(namespace=ns, body={
-        "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "hf-token-secret"},
-        "data": {"HF_TOKEN": base64.b64encode(b"hf_by_hand_token").decode()}})
-    res(dyn, "v1", "PersistentVolumeClaim").create(namespace=ns, body={
+    hand = ByHand(env)
+    hand.namespace()
+    hand.token_secret("hf_by_hand_token")
+    hand.apply({
         "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "shared-model-cache"},
         "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "shared-rwx",
                  "resources": {"requests": {"storage": "1500Gi"}}}})
@@ -70,9 +111,9 @@ def make_by_hand(env, manifests, job_command=None):
     job["spec"]["template"]["metadata"] = {}
     if job_command:
         job["spec"]["template"]["spec"]["containers"][0]["command"] = job_command
-    res(dyn, "batch/v1", "Job").create(namespace=ns, body=job)
+    hand.apply(job)
     wait(lambda: job_complete(dyn, ns, "model-download"), what="hand-made download Complete")
-    res(dyn, *DGD).create(namespace=ns, body=by_hand(manifests["DynamoGraphDeployment"]))
+    hand.apply(by_hand(manifests["DynamoGraphDeployment"]))
     # a file the human's download left in the cache
     vol = Path(env.cluster.kubeconfig).parent / "0" / "volumes" / ns / "shared-model-cache"
     assert vol.is_dir()
@@ -105,8 +146,8 @@ def assert_adopted(env, before):
     assert get(dyn, "v1", "Secret", "hf-token-secret", ns)["metadata"]["uid"] == before["secret"]
 
 
-def test_hand_made_deployment_is_adopted(deploy_env, playbook, tmp_path):
-    env = deploy_env(prefix="byhand")
+def test_hand_made_deployment_is_adopted(deploy_env, backend_cluster, playbook, tmp_path):
+    env = deploy_env(cluster=backend_cluster, prefix="byhand")
     before = make_by_hand(env, rendered(playbook, env.namespace, tmp_path))
     run = env.run("deploy.yml", *GB300_AGG)
     assert run.rc == 0, run.output[-4000:]
@@ -121,8 +162,9 @@ def test_hand_made_deployment_is_adopted(deploy_env, playbook, tmp_path):
     assert get(env.dyn, "batch/v1", "Job", "model-download", env.namespace)["metadata"]["uid"] == before["job"]
 
 
-def test_hand_made_download_job_with_another_spec_is_rerun_and_the_cache_kept(deploy_env, playbook, tmp_path):
-    env = deploy_env(prefix="byhand2")
+def test_hand_made_download_job_with_another_spec_is_rerun_and_the_cache_kept(deploy_env, backend_cluster, playbook,
+                                                                             tmp_path):
+    env = deploy_env(cluster=backend_cluster, prefix="byhand2")
     manifests = rendered(playbook, env.namespace, tmp_path)
     script = manifests["Job"]["spec"]["template"]["spec"]["containers"][0]["command"]
     before = make_by_hand(env, manifests, job_command=[script[0], script[1], script[2] + "\necho recipe variant"])

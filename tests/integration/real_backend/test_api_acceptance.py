@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
+from deploy_helpers import get
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plan"))
@@ -85,8 +87,27 @@ def _apply_playbook(tmp_path: Path, cluster, objects_file: Path) -> Path:
     return path
 
 
-def test_every_variant_is_accepted_and_reapplies_unchanged(real_cluster, real_dyn, tmp_path, playbook_at):
+@pytest.fixture
+def acceptance_namespaces(real_dyn):
+    """Deleted afterwards and waited for: the operator stand-in turns every applied DGD into pods that
+    hold GPUs, which the next tests on this cluster need."""
+    made: list[str] = []
+    yield made
+    api = real_dyn.resources.get(api_version="v1", kind="Namespace")
+    for ns in made:
+        try:
+            api.delete(name=ns)
+        except Exception:
+            pass
+    deadline = time.time() + 180
+    while time.time() < deadline and any(get(real_dyn, "v1", "Namespace", ns) for ns in made):
+        time.sleep(1)
+
+
+def test_every_variant_is_accepted_and_reapplies_unchanged(real_cluster, real_dyn, tmp_path, playbook_at,
+                                                           acceptance_namespaces):
     docs, namespaces = _distinct_objects()
+    acceptance_namespaces += [f"acc-{i}" for i in range(namespaces)]
     kinds = {d["kind"] for d in docs}
     assert {"DynamoGraphDeployment", "Deployment", "Service", "Job", "PersistentVolumeClaim", "Secret",
             "ComputeDomain"} <= kinds
