@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DGD, get, items, namespace_exists, write_inventory
+from deploy_helpers import BACKENDS, DGD, get, items, namespace_exists, start_rehearsal, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -22,13 +22,9 @@ KV = "muse-spark-sglang-aggregate-gb300-kv"
 MI355X = "muse-spark-vllm-standalone-mi355x"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    import kubesim
-
-    real = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, state_dir=tmp_path_factory.mktemp("kubesim-busy"), nodes="gb300:2,mi355x:1",
-                       crd_dir=str(real) if real.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request, tmp_path_factory):
+    cs = start_rehearsal(request.param, 1, tmp_path_factory.mktemp(f"{request.param}-busy"), "gb300:2,mi355x:1")
     try:
         yield cs[0]
     finally:

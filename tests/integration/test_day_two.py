@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import DGD, get, items, res, write_inventory
+from deploy_helpers import BACKENDS, DGD, get, items, res, start_rehearsal, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -32,13 +32,9 @@ WORKER_ARGS = "spec.components[Worker].podTemplate.spec.containers[main].args"
 TOKEN = "hf_rehearsal_token_not_a_secret"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    import kubesim
-
-    real = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, state_dir=tmp_path_factory.mktemp("kubesim-day2"), nodes="gb300:2",
-                       crd_dir=str(real) if real.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
+@pytest.fixture(scope="module", params=BACKENDS)
+def cluster(request, tmp_path_factory):
+    cs = start_rehearsal(request.param, 1, tmp_path_factory.mktemp(f"{request.param}-day2"), "gb300:2")
     try:
         yield cs[0]
     finally:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DGD, delete_namespace, get, namespace_exists
+from deploy_helpers import BACKENDS, DGD, delete_namespace, get, namespace_exists, start_rehearsal
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventories" / "rehearsal-multi"
@@ -25,14 +25,10 @@ CANARY, GB200, MI355X = "rehearsal-gb300", "rehearsal-gb200", "rehearsal-mi355x"
 CLUSTERS = (CANARY, GB200, MI355X)  # kubesim-0, -1, -2
 
 
-@pytest.fixture(scope="module")
-def rollout_clusters(tmp_path_factory):
-    import kubesim
-
-    real = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(3, state_dir=tmp_path_factory.mktemp("kubesim-rollout"),
-                       nodes="gb300:2,gb200:2,mi355x:1,b200:1", crd_dir=str(real) if real.is_dir() else None,
-                       ready_seconds=1.0, download_seconds=1.0)
+@pytest.fixture(scope="module", params=BACKENDS)
+def rollout_clusters(request, tmp_path_factory):
+    cs = start_rehearsal(request.param, 3, tmp_path_factory.mktemp(f"{request.param}-rollout"),
+                         "gb300:2,gb200:2,mi355x:1,b200:1")
     try:
         yield cs
     finally:
