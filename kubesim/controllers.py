@@ -616,9 +616,13 @@ class Controllers:
         ready = False
         started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rt.started))
         if rt.kind == "server":
-            crash = match_any((faults.get("crashloop") or {}).get("pattern"), name, owner_name)
-            never = owner_kind == "DynamoGraphDeployment" and match_any(
-                (faults.get("never-ready") or {}).get("pattern"), owner_name) and \
+            crashloop = faults.get("crashloop") or {}
+            crash = match_any(crashloop.get("pattern"), name, owner_name) or \
+                match_any(crashloop.get("image"), *(c.get("image", "") for c in containers))
+            never_ready = faults.get("never-ready") or {}
+            never = owner_kind == "DynamoGraphDeployment" and (
+                match_any(never_ready.get("pattern"), owner_name)
+                or match_any(never_ready.get("image"), *(c.get("image", "") for c in containers))) and \
                 m["labels"].get(TYPE_LABEL) in ("worker", "prefill", "decode")
             if crash:
                 if time.time() - rt.last_crash > 1.5:

@@ -51,10 +51,13 @@ def fault_for(pod: dict, faults: dict) -> str | None:
     dgd = labels.get("nvidia.com/dynamo-graph-deployment-name", "")
     if faults.get("image-pull") and _matches(faults["image-pull"].get("pattern"), *images):
         return "image-pull"
-    if faults.get("crashloop") and _matches(faults["crashloop"].get("pattern"), m["name"], *owners, dgd):
+    crashloop = faults.get("crashloop") or {}
+    if crashloop and (_matches(crashloop.get("pattern"), m["name"], *owners, dgd)
+                      or _matches(crashloop.get("image"), *images)):
         return "crash-loop"
-    if faults.get("never-ready") and labels.get("nvidia.com/dynamo-component-type") in WORKER_TYPES \
-            and _matches(faults["never-ready"].get("pattern"), dgd):
+    never_ready = faults.get("never-ready") or {}
+    if never_ready and labels.get("nvidia.com/dynamo-component-type") in WORKER_TYPES \
+            and (_matches(never_ready.get("pattern"), dgd) or _matches(never_ready.get("image"), *images)):
         return "never-ready"
     job = labels.get("job-name") or labels.get("batch.kubernetes.io/job-name") or ""
     if faults.get("job-fail") and job and _matches(faults["job-fail"].get("pattern"), job, m["name"]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan, normalise_request
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import deploy_manifests
@@ -33,6 +33,8 @@ class ActionModule(ActionBase):
                           violations=violations)
             return result
         result["plan"] = plan
+        # The user's inputs as the plan read them (unset ones dropped): what a revision records.
+        result["request"] = normalise_request(args["request"])
         result["report"] = plan_report(plan)
         result["manifests"] = deploy_manifests(plan, args["namespace"], args.get("storage_class"))
         return result

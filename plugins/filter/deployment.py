@@ -145,7 +145,7 @@ def rollout_summary(hostvars, hosts, title="Rollout summary"):
     batches = {h: (hostvars.get(h) or {}).get("rollout_batch", "") for h in hosts}
     rows = _rollout.summarise(hosts, results, batches)
     return {"rows": rows, "lines": _rollout.table_lines(rows), "markdown": _rollout.markdown(rows, title),
-            "failed": [r["cluster"] for r in rows if r["status"] == "failed"]}
+            "failed": [r["cluster"] for r in rows if r["status"] in _rollout.FAILED]}
 
 
 class FilterModule:

@@ -19,7 +19,15 @@ def _lines(value) -> list[str]:
             out.extend(_lines(text))
         return out
     if isinstance(value, list):
-        return [str(v) for v in value]
+        out = []
+        for v in value:
+            if isinstance(v, dict) and "lines" in v:     # a workload_status log_tail entry
+                out.append(f"[{v.get('pod')}/{v.get('container')}{' previous' if v.get('previous') else ''}]"
+                           + (f" {v['error']}" if v.get("error") else ""))
+                out.extend(str(line) for line in v.get("lines") or [])
+            else:
+                out.append(str(v))
+        return out
     return [str(value)]
 
 
@@ -35,6 +43,8 @@ def failure_report(status, headline):
         lines.append(f"Cause: {reason}")
     if status.get("progress"):
         lines.append(f"State: {status['progress']}")
+    for pending in status.get("update_pending") or []:
+        lines.append(f"Update not finished: {pending}")
     for cond in diagnosis.get("conditions") or []:
         lines.append(f"Condition {cond.get('type')}={cond.get('status')}"
                      f" {cond.get('reason', '')}: {cond.get('message', '')}".rstrip(": "))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc
 
-READ_KEYS = {"api_version", "plural", "namespace", "name", "label_selectors", "any_label_selectors"}
+READ_KEYS = {"api_version", "plural", "namespace", "name", "label_selectors", "any_label_selectors", "fields"}
 CHECK_KEYS = {"verb", "group", "resource", "subresource", "name", "namespace"}
 
 
@@ -40,9 +40,34 @@ def validate_read(name: str, spec) -> dict:
     if spec.get("label_selectors") and spec.get("any_label_selectors"):
         raise ReadSpecError(f"read '{name}': use label_selectors (all must match) or any_label_selectors "
                             f"(one must match), not both")
+    fields = spec.get("fields") or []
+    if not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields):
+        raise ReadSpecError(f"read '{name}': fields must be a list of dotted paths (for example spec.nodeName)")
     return {"api_version": spec["api_version"], "plural": spec["plural"], "namespace": spec.get("namespace") or None,
             "name": spec.get("name") or None, "label_selectors": list(spec.get("label_selectors") or []),
-            "any_label_selectors": list(spec.get("any_label_selectors") or [])}
+            "any_label_selectors": list(spec.get("any_label_selectors") or []), "fields": list(fields)}
+
+
+def project(obj, paths: list[str]):
+    """Only the ``paths`` of ``obj`` (dotted; a list on the way keeps those fields of each item): what a read
+    returns of objects it need not show whole, such as other tenants' pods whose env may hold secrets."""
+    if not paths:
+        return obj
+    tree: dict = {}
+    for path in paths:
+        node = tree
+        for part in path.split("."):
+            node = node.setdefault(part, {})
+
+    def keep(value, node):
+        if not node:
+            return value
+        if isinstance(value, list):
+            return [keep(v, node) for v in value]
+        if isinstance(value, dict):
+            return {k: keep(value[k], sub) for k, sub in node.items() if k in value}
+        return value
+    return keep(obj, tree)
 
 
 def validate_check(check) -> dict:
@@ -96,7 +121,7 @@ def read(api: kc.K8sApi, spec: dict, discovery: dict) -> dict:
             return {"api_found": True, "resources": []}
         if status >= 400:
             return _refused(resp, f"GET {path}")
-        return {"api_found": True, "resources": [doc]}
+        return {"api_found": True, "resources": [project(doc, spec["fields"])]}
     selectors = spec["any_label_selectors"] or [",".join(spec["label_selectors"])]
     found: dict[str, dict] = {}
     path = kc.object_path(spec["api_version"], spec["plural"], spec["namespace"])
@@ -106,7 +131,8 @@ def read(api: kc.K8sApi, spec: dict, discovery: dict) -> dict:
             return _refused(resp, f"GET {path}")
         for item in doc.get("items") or []:
             meta = item.get("metadata") or {}
-            found.setdefault(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}", item)
+            found.setdefault(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}",
+                             project(item, spec["fields"]))
     return {"api_found": True, "resources": list(found.values())}
 
 

@@ -32,6 +32,7 @@ CHOICES = {
     "vllm_frontend": ["rust", "python"],
     "kv_cache_dtype": ["auto", "fp8"],
     "attention_backend": ["ROCM_AITER_FA", "TRITON_ATTN"],
+    "update_strategy": ["RollingUpdate", "Recreate"],
 }
 INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size", "load_seconds")
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim")
@@ -305,6 +306,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
     resolved.image = req.get("image")  # type: ignore[attr-defined]
     resolved.cache_claim = req.get("cache_claim")  # type: ignore[attr-defined]
     resolved.load_seconds = req.get("load_seconds")  # type: ignore[attr-defined]
+    resolved.update_strategy = req.get("update_strategy", "RollingUpdate")  # type: ignore[attr-defined]
     return resolved
 
 
@@ -435,6 +437,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "max_num_seqs": r.max_num_seqs,
         "attention_backend": r.attention_backend,
         "vllm_frontend": r.vllm_frontend,
+        # How the Dynamo operator replaces workers on an update (standalone vLLM is always Recreate).
+        "update_strategy": r.update_strategy if r.runtime_key == "dynamo" else "Recreate",
         "frontend": frontend,
         "workers": workers,
         "gpus_total": gpus_total,

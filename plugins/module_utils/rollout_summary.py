@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
-COLUMNS = ("cluster", "batch", "target", "status", "stage", "benchmark", "reason")
-HEADERS = {"cluster": "Cluster", "batch": "Batch", "target": "Target", "status": "Status", "stage": "Stage",
-           "benchmark": "Benchmark", "reason": "Reason"}
+COLUMNS = ("cluster", "batch", "target", "status", "revision", "stage", "benchmark", "reason")
+HEADERS = {"cluster": "Cluster", "batch": "Batch", "target": "Target", "status": "Status", "revision": "Revision",
+           "stage": "Stage", "benchmark": "Benchmark", "reason": "Reason"}
+# installed / updated / unchanged (the cluster serves the new target), rolled back (its update failed and
+# the last good revision serves again), failed (stopped before or without a restore), untouched (never reached).
+FAILED = ("failed", "rolled back")
 
 
 def summarise(hosts: list[str], results: dict, batches: dict | None = None) -> list[dict]:
     """One row per cluster of the inventory, in inventory order; clusters never reached are
-    'not started' (the rollout halted before their batch)."""
+    'untouched' (the rollout halted before their batch)."""
     rows = []
-    halted_by = [h for h in hosts if (results.get(h) or {}).get("status") == "failed"]
+    halted_by = [h for h in hosts if (results.get(h) or {}).get("status") in FAILED]
     for host in hosts:
         result = results.get(host) or {}
         row = {
             "cluster": host,
             "batch": (batches or {}).get(host, result.get("batch", "")),
             "target": result.get("target", ""),
-            "status": result.get("status", "not started"),
+            "status": result.get("status", "untouched"),
+            "revision": result.get("revision", ""),
             "stage": result.get("stage", ""),
             "benchmark": result.get("benchmark", ""),
             "reason": result.get("reason", ""),
         }
-        if row["status"] == "not started" and halted_by:
+        if row["status"] == "untouched" and halted_by:
             row["reason"] = f"rollout halted: {', '.join(halted_by)} failed"
         rows.append(row)
     return rows

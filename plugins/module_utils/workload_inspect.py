@@ -159,7 +159,8 @@ def _replicas(obj: dict) -> int:
 
 def readiness(kind: str, obj: dict | None, pods: list[dict] | None = None) -> bool:
     """True when the workload is ready: DGD ``Ready`` condition True (or ``state: successful``) for the
-    current generation; Deployment / StatefulSet rolled out with all replicas available; Job complete."""
+    current generation with every component updated (see :func:`update_pending`); Deployment /
+    StatefulSet rolled out with all replicas available; Job complete."""
     if not obj:
         return False
     st = status_of(obj)
@@ -169,8 +170,8 @@ def readiness(kind: str, obj: dict | None, pods: list[dict] | None = None) -> bo
             observed = cond.get("observedGeneration")
             gen = meta(obj).get("generation")
             fresh = observed is None or gen is None or int(observed) >= int(gen)
-            return is_true(cond) and fresh and _generation_observed(obj)
-        return st.get("state") == "successful" and _generation_observed(obj)
+            return is_true(cond) and fresh and _generation_observed(obj) and not _dgd_rollout_pending(obj)
+        return st.get("state") == "successful" and _generation_observed(obj) and not _dgd_rollout_pending(obj)
     if kind == "Deployment":
         want = _replicas(obj)
         return (_generation_observed(obj) and "observedGeneration" in st
@@ -188,6 +189,123 @@ def readiness(kind: str, obj: dict | None, pods: list[dict] | None = None) -> bo
     if kind == "Job":
         return job_state(obj) == "complete"
     raise ValueError(f"unsupported kind {kind!r}; supported: {', '.join(KINDS)}")
+
+
+# ---------------------------------------------------------------------------- updates
+def _dgd_spec_replicas(obj: dict) -> dict[str, int]:
+    spec = obj.get("spec") or {}
+    if isinstance(spec.get("components"), list):
+        items = [(c.get("name", ""), c.get("replicas")) for c in spec["components"]]
+    elif isinstance(spec.get("services"), dict):
+        items = [(n, (s or {}).get("replicas")) for n, s in spec["services"].items()]
+    else:
+        items = []
+    return {n: 1 if r is None else int(r) for n, r in items}
+
+
+def _dgd_rollout_pending(obj: dict) -> list[str]:
+    st = status_of(obj)
+    out = []
+    rolling = st.get("rollingUpdate") or {}
+    if rolling.get("phase") in ("Pending", "InProgress"):
+        done = rolling.get("updatedComponents") or rolling.get("updatedServices") or []
+        out.append(f"rolling update {rolling['phase']}" + (f" (updated: {', '.join(done)})" if done else ""))
+    comps = st.get("components") or st.get("services") or {}
+    for name, want in _dgd_spec_replicas(obj).items():
+        cs = comps.get(name)
+        if not isinstance(cs, dict):
+            continue
+        if cs.get("updatedReplicas") is not None and int(cs["updatedReplicas"]) < want:
+            out.append(f"{name}: {int(cs['updatedReplicas'])}/{want} replicas updated")
+        # replicas counts every non-terminated replica, old ones included, during a rolling update
+        if cs.get("replicas") is not None and int(cs["replicas"]) > want:
+            out.append(f"{name}: {int(cs['replicas']) - want} old replica(s) still running")
+    return out
+
+
+def update_pending(kind: str, obj: dict | None) -> list[str]:
+    """What keeps the workload's current generation from being fully rolled out, empty once it is.
+
+    The controller must have observed the generation (``status.observedGeneration``, and for a DGD its
+    ``Ready`` condition's), a DGD's ``rollingUpdate`` must not be Pending or InProgress and every component
+    must report ``updatedReplicas`` equal to its replicas; a Deployment or StatefulSet must have every replica
+    updated and no old one left. An operator that reports none of these fields is trusted on its Ready."""
+    if not obj:
+        return ["the workload does not exist"]
+    st = status_of(obj)
+    gen = meta(obj).get("generation")
+    out = []
+    observed = st.get("observedGeneration")
+    if gen is not None and observed is not None and int(observed) < int(gen):
+        out.append(f"generation {gen} not observed yet (observedGeneration {observed})")
+    if kind == "DynamoGraphDeployment":
+        cond = condition(obj, "Ready") or {}
+        if gen is not None and cond.get("observedGeneration") is not None and int(cond["observedGeneration"]) < int(gen):
+            out.append(f"Ready is still about generation {cond['observedGeneration']}")
+        out += _dgd_rollout_pending(obj)
+    elif kind in ("Deployment", "StatefulSet") and "observedGeneration" in st:
+        want = _replicas(obj)
+        updated = int(st.get("updatedReplicas") or 0)
+        if updated < want:
+            out.append(f"{updated}/{want} replicas updated")
+        if int(st.get("replicas") or 0) > want:
+            out.append(f"{int(st['replicas']) - want} old replica(s) still running")
+    return out
+
+
+def _component_of(pod: dict) -> str | None:
+    return (meta(pod).get("labels") or {}).get(COMPONENT_LABEL)
+
+
+def serving(kind: str, obj: dict | None, pods: list[dict] | None) -> bool:
+    """Whether the target can answer now, from pods of any generation: a ready pod in every component of a
+    DGD (its status counts when pods carry no component label), a ready pod of a Deployment/StatefulSet."""
+    if not obj:
+        return False
+    ready = [p for p in pods or [] if pod_ready(p) and not meta(p).get("deletionTimestamp")]
+    if kind == "DynamoGraphDeployment":
+        names = _dgd_components(obj)
+        if not names:
+            return readiness(kind, obj, pods)
+        if any(_component_of(p) for p in pods or []):
+            return all(any(_component_of(p) == n for p in ready) for n in names)
+        comps = status_of(obj).get("components") or status_of(obj).get("services") or {}
+        return bool(comps) and all(int((comps.get(n) or {}).get("readyReplicas") or 0) > 0 for n in names)
+    return bool(ready)
+
+
+def unserved_since(kind: str, obj: dict | None) -> str | None:
+    """When a workload stopped being Ready (DGD ``Ready``, Deployment ``Available`` going False), if it is not."""
+    cond = condition(obj, "Ready" if kind == "DynamoGraphDeployment" else "Available")
+    if cond and str(cond.get("status")) != "True":
+        return cond.get("lastTransitionTime")
+    return None
+
+
+def activity(kind: str, obj: dict | None, pods: list[dict] | None, events: list[dict] | None = None, *,
+             restart_budget: int = DEFAULT_RESTART_BUDGET,
+             unschedulable_grace_seconds: float = DEFAULT_UNSCHEDULABLE_GRACE, now: float | None = None) -> list[str]:
+    """What is still moving in a rollout: pods terminating, pods starting that nothing has condemned yet, a
+    generation the controller has not acted on. Empty once the rollout has settled: finished, or stuck on
+    pods that will not heal (their fatal reasons). Reverting a DGD mid-rollout can delete serving
+    components (ai-dynamo/dynamo#13620), so a revert waits for this to be empty."""
+    if not obj:
+        return []
+    out = []
+    gen, observed = meta(obj).get("generation"), status_of(obj).get("observedGeneration")
+    if gen is not None and observed is not None and int(observed) < int(gen):
+        out.append(f"generation {gen} not observed yet")
+    terminating = [meta(p).get("name", "?") for p in pods or [] if meta(p).get("deletionTimestamp")]
+    starting = [meta(p).get("name", "?") for p in pods or []
+                if not meta(p).get("deletionTimestamp") and not pod_ready(p)
+                and status_of(p).get("phase") in ("Pending", "Running", None)
+                and not pod_fatal_reasons(p, events, restart_budget=restart_budget,
+                                          unschedulable_grace_seconds=unschedulable_grace_seconds, now=now)]
+    if terminating:
+        out.append(f"{len(terminating)} pod(s) terminating ({', '.join(sorted(terminating))})")
+    if starting:
+        out.append(f"{len(starting)} pod(s) starting ({', '.join(sorted(starting))})")
+    return out
 
 
 # ---------------------------------------------------------------------------- fatal reasons
@@ -214,6 +332,40 @@ def _unschedulable_since(pod: dict, cond: dict, events: list[dict]) -> float | N
         stamps = [s for s in stamps if s is not None]
         since = min(stamps) if stamps else parse_time(meta(pod).get("creationTimestamp"))
     return since
+
+
+def pod_fatal_reasons(pod: dict, events: list[dict] | None = None, *, restart_budget: int = DEFAULT_RESTART_BUDGET,
+                      unschedulable_grace_seconds: float = DEFAULT_UNSCHEDULABLE_GRACE,
+                      now: float | None = None) -> list[str]:
+    """The reasons of :func:`fatal_reasons` that concern one pod."""
+    now = time.time() if now is None else now
+    out: list[str] = []
+    pname = meta(pod).get("name", "?")
+    if status_of(pod).get("phase") in ("Succeeded",) or meta(pod).get("deletionTimestamp"):
+        return out
+    images = _images(pod)
+    cond = unschedulable(pod)
+    if cond:
+        since = _unschedulable_since(pod, cond, events or [])
+        age = None if since is None else now - since
+        if age is not None and age >= unschedulable_grace_seconds:
+            out.append(f"pod {pname} unschedulable for {int(age)}s: {cond.get('message', '').strip()}")
+    for cs in container_statuses(pod):
+        cname = cs.get("name", "?")
+        image = cs.get("image") or images.get(cname, "?")
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        if reason in IMAGE_PULL_REASONS:
+            msg = str(waiting.get("message") or "").strip()
+            out.append(f"pod {pname} container {cname}: image {image} cannot be pulled ({reason})"
+                       + (f": {msg[:300]}" if msg else ""))
+            continue
+        restarts = int(cs.get("restartCount") or 0)
+        if restarts > restart_budget and status_of(pod).get("phase") != "Failed":
+            out.append(f"pod {pname} container {cname} (image {image}) restarted {restarts} times "
+                       f"(budget {restart_budget})"
+                       + (f", now {reason}" if reason else "") + f"; last termination: {_termination(cs)}")
+    return out
 
 
 def fatal_reasons(kind: str, obj: dict | None, pods: list[dict] | None, events: list[dict] | None = None, *,
@@ -244,31 +396,8 @@ def fatal_reasons(kind: str, obj: dict | None, pods: list[dict] | None, events: 
             out.append(f"Deployment {meta(obj).get('name')}: ProgressDeadlineExceeded: {prog.get('message', '')}"
                        .rstrip(": "))
     for pod in pods or []:
-        pname = meta(pod).get("name", "?")
-        if status_of(pod).get("phase") in ("Succeeded",) or meta(pod).get("deletionTimestamp"):
-            continue
-        images = _images(pod)
-        cond = unschedulable(pod)
-        if cond:
-            since = _unschedulable_since(pod, cond, events or [])
-            age = None if since is None else now - since
-            if age is not None and age >= unschedulable_grace_seconds:
-                out.append(f"pod {pname} unschedulable for {int(age)}s: {cond.get('message', '').strip()}")
-        for cs in container_statuses(pod):
-            cname = cs.get("name", "?")
-            image = cs.get("image") or images.get(cname, "?")
-            waiting = (cs.get("state") or {}).get("waiting") or {}
-            reason = waiting.get("reason")
-            if reason in IMAGE_PULL_REASONS:
-                msg = str(waiting.get("message") or "").strip()
-                out.append(f"pod {pname} container {cname}: image {image} cannot be pulled ({reason})"
-                           + (f": {msg[:300]}" if msg else ""))
-                continue
-            restarts = int(cs.get("restartCount") or 0)
-            if restarts > restart_budget and status_of(pod).get("phase") != "Failed":
-                out.append(f"pod {pname} container {cname} (image {image}) restarted {restarts} times "
-                           f"(budget {restart_budget})"
-                           + (f", now {reason}" if reason else "") + f"; last termination: {_termination(cs)}")
+        out += pod_fatal_reasons(pod, events, restart_budget=restart_budget,
+                                 unschedulable_grace_seconds=unschedulable_grace_seconds, now=now)
     return out
 
 

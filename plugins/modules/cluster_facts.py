@@ -39,6 +39,9 @@ options:
       - Without C(name), C(label_selectors) is a list of selectors that must all match (as in M(kubernetes.core.k8s_info)).
         C(any_label_selectors) is a list of selectors where one match is enough, and the union is returned once
         per object.
+      - C(fields) keeps only those dotted paths of each object (a list on the way keeps them in every item, for
+        example C(spec.containers.resources)). Use it to read objects that need not be shown whole, such as other
+        tenants' Pods, whose environment may hold secrets.
     type: dict
     default: {}
   access_checks:

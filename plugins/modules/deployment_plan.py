@@ -28,8 +28,9 @@ options:
         C(concurrency), C(request_count), C(context_length), C(max_num_seqs), C(tensor_parallel_size),
         C(kv_cache_dtype) (auto, fp8), C(rdma_provider) (none, infiniband, roce, efa, gke-roce, mnnvl),
         C(rdma_net_devices), C(vllm_frontend) (rust, python), C(attention_backend), C(modalities),
-        C(frontend_decoding), C(flavour), C(image), C(cache_claim) (an existing claim adopted as the model
-        cache), C(load_seconds) (a measured weight load: the startup probe allows twice that, at least 10 min)."
+        C(frontend_decoding), C(flavour), C(image), C(update_strategy) (RollingUpdate, Recreate), C(cache_claim)
+        (an existing claim adopted as the model cache), C(load_seconds) (a measured weight load: the startup
+        probe allows twice that, at least 10 min)."
       - Empty strings and null mean the target's default, so AWX surveys can leave fields blank.
     type: dict
     required: true
@@ -74,6 +75,11 @@ report:
   returned: success
   type: list
   elements: str
+request:
+  description: The user's inputs as the plan read them, typed, without the unset ones (what a revision records).
+  returned: success
+  type: dict
+  sample: {sku: gb300, mode: agg, image: "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.2"}
 manifests:
   description: Every Kubernetes object the deploy would apply, in order (the Secret without its value).
   returned: success

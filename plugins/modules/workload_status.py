@@ -79,6 +79,16 @@ options:
       - Number of log lines per pod/container in RV(diagnosis.log_tail).
     type: int
     default: 40
+  wait_for:
+    description:
+      - With O(wait_seconds), what ends the wait early.
+      - C(ready) (default) - the workload is ready, or a reason that will not heal appeared.
+      - C(settled) - nothing moves any more in its rollout (RV(settled)). No pod is terminating, and no pod
+        that nothing has condemned is still starting. A revert waits for this, because reverting a
+        DynamoGraphDeployment mid-rollout can delete serving components.
+    type: str
+    default: ready
+    choices: [ready, settled]
   pod_selector:
     description:
       - Label selector of the workload's pods.
@@ -146,7 +156,8 @@ exists:
   type: bool
 ready:
   description:
-    - DynamoGraphDeployment - the C(Ready) condition is C(True) for the current generation (or C(state=successful)).
+    - DynamoGraphDeployment - the C(Ready) condition is C(True) for the current generation (or C(state=successful)),
+      and the update is finished (RV(update_pending) is empty).
     - Deployment/StatefulSet - the current generation is rolled out and all replicas are available/ready.
     - Job - complete.
   returned: success
@@ -177,6 +188,41 @@ progress:
   returned: success
   type: str
   sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
+update_pending:
+  description:
+    - What keeps the current generation from being fully rolled out; empty once it is. The controller has
+      not observed the generation (C(status.observedGeneration), a DGD's C(Ready) condition), a DGD's
+      C(status.rollingUpdate.phase) is C(Pending) or C(InProgress), a component's C(updatedReplicas) is below
+      its replicas, or a Deployment still runs old replicas.
+  returned: success
+  type: list
+  elements: str
+  sample: ["Worker: 0/1 replicas updated"]
+serving:
+  description: Whether the target can answer now, from pods of any generation (a ready pod in every component).
+  returned: success
+  type: bool
+unserved_since:
+  description: When the DGD's C(Ready) (a Deployment's C(Available)) condition last turned False, if it is not True.
+  returned: success
+  type: str
+activity:
+  description: What still moves in the rollout (pods terminating, pods starting, a generation not yet observed).
+  returned: success
+  type: list
+  elements: str
+settled:
+  description: Whether RV(activity) is empty - the rollout has finished or is stuck on pods that will not heal.
+  returned: success
+  type: bool
+generation:
+  description: C(metadata.generation) of the workload.
+  returned: success
+  type: int
+observed_generation:
+  description: C(status.observedGeneration) of the workload.
+  returned: success
+  type: int
 pod_selector:
   description: The label selector used for the pods.
   returned: success
@@ -257,6 +303,8 @@ def verdict(p: dict, look: dict) -> dict:
     kind, obj, pods = p["kind"], look["obj"], look["pods"]
     reasons = wi.fatal_reasons(kind, obj, pods, look["events"], restart_budget=p["restart_budget"],
                                unschedulable_grace_seconds=p["unschedulable_grace_seconds"]) if obj else []
+    activity = wi.activity(kind, obj, pods, look["events"], restart_budget=p["restart_budget"],
+                           unschedulable_grace_seconds=p["unschedulable_grace_seconds"]) if kind != "Job" else []
     return {
         "exists": obj is not None,
         "ready": wi.readiness(kind, obj, pods),
@@ -267,6 +315,13 @@ def verdict(p: dict, look: dict) -> dict:
         "progress": wi.progress_line(kind, obj, pods, look["job_log"], name=p["name"]),
         "pod_selector": look["selector"],
         "pods": len(pods),
+        "update_pending": wi.update_pending(kind, obj) if obj else [],
+        "serving": wi.serving(kind, obj, pods),
+        "unserved_since": wi.unserved_since(kind, obj) if obj else None,
+        "activity": activity,
+        "settled": not activity,
+        "generation": wi.meta(obj).get("generation"),
+        "observed_generation": wi.status_of(obj).get("observedGeneration"),
     }
 
 
@@ -303,7 +358,8 @@ def run(module: AnsibleModule, api=None, clock=time.monotonic, sleep=time.sleep)
         looks += 1
         result = verdict(p, look)
         remaining = p["wait_seconds"] - (clock() - start)
-        if result["ready"] or result["fatal"] or remaining <= 0:
+        done = result["settled"] if p["wait_for"] == "settled" else (result["ready"] or result["fatal"])
+        if done or remaining <= 0:
             break
         sleep(max(0.0, min(p["poll_interval"], remaining)))
     result["diagnosis"] = wi.diagnosis(p["kind"], look["obj"], look["pods"], look["events"],
@@ -326,6 +382,7 @@ def main() -> None:
         unschedulable_grace_seconds=dict(type="int", default=wi.DEFAULT_UNSCHEDULABLE_GRACE),
         log_lines=dict(type="int", default=wi.DEFAULT_LOG_LINES),
         pod_selector=dict(type="str"),
+        wait_for=dict(type="str", default="ready", choices=["ready", "settled"]),
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     kc.mask_inline_kubeconfig(module)

@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,55 @@ def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace)
     c = cond(dgds.get(namespace=ns, name="crashy"), "Ready")
     assert c["reason"] == "pods_not_ready" and "CrashLoopBackOff" in c["message"]
     assert dgds.get(namespace=ns, name="crashy").status.state == "failed"
+
+
+def test_crashloop_fault_by_image_hits_only_pods_of_that_image(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+    """An update to a bad image crash-loops; the workers of the good image do not (day-two rollback)."""
+    ns = k8s_namespace
+    kubesim_faults.fault("crashloop", image="*:crashy")
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    body = dgd_body("img", pvc=None, gpus="1")
+    dgds.create(namespace=ns, body=body)
+    core = CoreV1Api(k8s_client)
+
+    def workers():
+        pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
+        out = {}
+        for p in pods:
+            cs = (p.status.container_statuses or [None])[0]
+            if cs and not p.metadata.deletion_timestamp:
+                out[p.spec.containers[0].image] = (cs.ready, cs.state.waiting.reason if cs.state.waiting else None)
+        return out
+    good = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0"
+    wait_for(lambda: workers().get(good) == (True, None), what="good image Ready")
+    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = f"{good[:-4]}:crashy"
+    dgds.patch(namespace=ns, name="img", body={"spec": {"components": body["spec"]["components"]}},
+               content_type="application/merge-patch+json")
+    wait_for(lambda: workers().get(f"{good[:-4]}:crashy") == (False, "CrashLoopBackOff"),
+             what="CrashLoopBackOff on the new image")
+    assert workers().get(good) == (True, None)          # the rolling update keeps the old worker, which is fine
+
+
+def test_never_ready_by_image_keeps_only_the_new_workers_loading(kubesim_faults, k8s_dynamic, k8s_client,
+                                                                  k8s_namespace):
+    ns = k8s_namespace
+    kubesim_faults.fault("never-ready", image="*:slow")
+    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    body = dgd_body("slowimg", pvc=None, gpus="1")
+    dgds.create(namespace=ns, body=body)
+    core = CoreV1Api(k8s_client)
+
+    def workers():
+        pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
+        return [(p.spec.containers[0].image, bool(p.status.container_statuses and p.status.container_statuses[0].ready))
+                for p in pods if not p.metadata.deletion_timestamp]
+    wait_for(lambda: workers() == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0", True)], what="old worker Ready")
+    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "x/runtime:slow"
+    dgds.patch(namespace=ns, name="slowimg", body={"spec": {"components": body["spec"]["components"]}},
+               content_type="application/merge-patch+json")
+    wait_for(lambda: ("x/runtime:slow", False) in workers(), what="the new worker started")
+    time.sleep(2)      # well past ready_seconds: the new worker still loads, the old one still serves
+    assert sorted(workers()) == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0", True), ("x/runtime:slow", False)]
 
 
 def test_unschedulable_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):

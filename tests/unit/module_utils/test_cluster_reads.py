@@ -142,3 +142,22 @@ def test_access_checks_need_a_namespace_and_a_verb():
         cr.survey(lambda: None, {}, None, [{"verb": "create", "resource": "jobs"}])
     with pytest.raises(cr.ReadSpecError, match="verb and resource"):
         cr.survey(lambda: None, {}, "dyn", [{"resource": "jobs"}])
+
+
+def test_fields_keep_only_the_paths_asked_for_in_every_item():
+    pod = {"metadata": {"name": "p", "namespace": "other", "uid": "u1", "annotations": {"x": "y"}},
+           "spec": {"nodeName": "n0", "containers": [
+               {"name": "c", "env": [{"name": "PASSWORD", "value": "s3cret"}],
+                "resources": {"limits": {"nvidia.com/gpu": "4"}}}]},
+           "status": {"phase": "Running", "podIP": "10.0.0.1"}}
+    api = ScriptedApi({("GET", "/api/v1"): (200, {"resources": [{"name": "pods"}]}),
+                       ("GET", "/api/v1/pods"): (200, {"items": [pod]})})
+    out = cr.survey(api, {"pods": {"api_version": "v1", "plural": "pods", "fields": [
+        "metadata.name", "metadata.namespace", "spec.nodeName", "spec.containers.resources", "status.phase"]}})
+    assert out["reads"]["pods"]["resources"] == [{
+        "metadata": {"name": "p", "namespace": "other"},
+        "spec": {"nodeName": "n0", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "4"}}}]},
+        "status": {"phase": "Running"}}]
+    assert "s3cret" not in json.dumps(out)
+    with pytest.raises(cr.ReadSpecError, match="fields must be a list of dotted paths"):
+        cr.survey(api, {"pods": {"api_version": "v1", "plural": "pods", "fields": "spec"}})

@@ -126,3 +126,16 @@ def test_download_job_fetches_checkpoint_and_draft_with_the_token_secret():
     assert "hf download meta-models/Muse-Spark-Open-816B-A42B-NVFP4" in script
     assert "hf download example-org/Muse-Spark-Open-DSpark-draft" in script
     assert job["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token-secret"}}]
+
+
+def test_update_strategy_recreate_is_the_operator_annotation_and_rolling_update_adds_none():
+    rolling = render.dynamo_graph_deployment(build_plan({"sku": "gb300", "mode": "agg"}), "ns")
+    assert render.STRATEGY_ANNOTATION not in rolling["metadata"]["annotations"]
+    plan = build_plan({"sku": "gb300", "mode": "agg", "update_strategy": "Recreate"})
+    assert plan["update_strategy"] == "Recreate"
+    assert render.dynamo_graph_deployment(plan, "ns")["metadata"]["annotations"][render.STRATEGY_ANNOTATION] == "Recreate"
+    # standalone vLLM takes every GPU of its node: always Recreate, whatever was asked
+    standalone = build_plan({"sku": "b200", "mode": "agg", "framework": "vllm", "draft_repo": "o/d",
+                             "update_strategy": "RollingUpdate"})
+    assert standalone["update_strategy"] == "Recreate"
+    assert render.standalone_deployment(standalone, "ns")[0]["spec"]["strategy"] == {"type": "Recreate"}

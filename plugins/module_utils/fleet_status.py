@@ -1,0 +1,125 @@
+# Copyright: contributors to inferops.dynamo
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What runs where: one row per target and cluster, from the revisions and the live workloads, with the
+drift from the last revision field by field. Pure functions (the reads come from cluster_facts)."""
+
+from __future__ import annotations
+
+from . import object_diff as od
+from . import revisions as rv
+from . import workload_inspect as wi
+
+COLUMNS = ("cluster", "target", "revision", "image", "ready", "replicas", "benchmark", "drift")
+HEADERS = {"cluster": "Cluster", "target": "Target", "revision": "Revision", "image": "Image", "ready": "Ready",
+           "replicas": "Replicas", "benchmark": "Benchmark", "drift": "Drift"}
+WORKLOAD_KINDS = ("DynamoGraphDeployment", "Deployment")
+
+
+def _resources(read: dict | None) -> list[dict]:
+    return list((read or {}).get("resources") or [])
+
+
+def _replicas(kind: str, obj: dict) -> str:
+    status = obj.get("status") or {}
+    if kind == "DynamoGraphDeployment":
+        comps = (obj.get("spec") or {}).get("components") or []
+        want = sum(1 if c.get("replicas") is None else int(c["replicas"]) for c in comps)
+        have = sum(int((v or {}).get("readyReplicas") or 0) for v in (status.get("components") or {}).values())
+        return f"{have}/{want}"
+    spec = obj.get("spec") or {}
+    return f"{int(status.get('readyReplicas') or 0)}/{1 if spec.get('replicas') is None else int(spec['replicas'])}"
+
+
+def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -> list[dict]:
+    """Rows for one cluster. ``reads`` has ``revisions`` (ConfigMaps), ``dgds`` and ``deployments`` (the
+    collection's workloads) and ``services``, each shaped like a k8s_info result."""
+    live = {}
+    for key, kind in (("dgds", "DynamoGraphDeployment"), ("deployments", "Deployment"), ("services", "Service")):
+        for obj in _resources(reads.get(key)):      # list items carry no kind
+            live[(kind, obj["metadata"]["name"])] = {**obj, "kind": kind}
+    by_target: dict[str, list[dict]] = {}
+    for cm in _resources(reads.get("revisions")):
+        target = ((cm.get("metadata") or {}).get("labels") or {}).get(rv.TARGET_LABEL)
+        if target:
+            by_target.setdefault(target, []).append(cm)
+    workloads = {((o.get("metadata") or {}).get("labels") or {}).get(rv.TARGET_LABEL): o
+                 for (kind, _), o in live.items() if kind in WORKLOAD_KINDS}
+    rows = []
+    for target in sorted(set(by_target) | {t for t in workloads if t}):
+        revs = rv.parse(by_target.get(target, []))
+        latest = revs[-1] if revs else None
+        row = {"cluster": cluster, "namespace": namespace, "target": target,
+               "revision": latest["number"] if latest else "none", "image": "", "ready": "no", "replicas": "",
+               "benchmark": "", "benchmark_at": "", "drift": [], "drift_fields": [], "error": ""}
+        if latest and latest.get("benchmark"):
+            row["benchmark"] = latest["benchmark"]
+            row["benchmark_at"] = latest.get("benchmark-at", "")
+        workload = workloads.get(target)
+        applied = [o for o in (latest["objects"] if latest else [])]
+        if latest:
+            for obj in applied:
+                now = live.get((obj.get("kind"), obj["metadata"]["name"]))
+                for d in od.drift(obj, now, field_manager):
+                    row["drift"].append(f"{obj['kind']} {obj['metadata']['name']}: {od.drift_text(d)}")
+                    row["drift_fields"].append({"object": f"{obj['kind']}/{obj['metadata']['name']}", **d})
+                if obj.get("kind") in WORKLOAD_KINDS and now is not None:
+                    workload = now
+        else:
+            row["drift"].append("no revision recorded (deployed before revisions, or by hand): nothing to compare")
+        if workload is not None:
+            kind = workload.get("kind")
+            row["image"] = rv.workload_image([workload]) or (latest or {}).get("image", "")
+            row["ready"] = "yes" if wi.readiness(kind, workload) else "no"
+            row["replicas"] = _replicas(kind, workload)
+        else:
+            row["image"] = (latest or {}).get("image", "")
+            row["ready"] = "absent"
+        rows.append(row)
+    return rows
+
+
+def unreachable_row(cluster: str, namespace: str, message: str) -> dict:
+    return {"cluster": cluster, "namespace": namespace, "target": "?", "revision": "", "image": "", "ready": "?",
+            "replicas": "", "benchmark": "", "benchmark_at": "", "drift": [], "drift_fields": [],
+            "error": " ".join(str(message).split())[:300]}
+
+
+def _cell(row: dict, col: str, limit: int) -> str:
+    if col == "drift":
+        names = sorted({f"{d['field']} ({d['op']})" for d in row["drift_fields"]})
+        text = (f"{len(names)} field(s): " + ", ".join(names)) if names else (row["drift"][0] if row["drift"] else "none")
+        if row.get("error"):
+            text = f"unreachable: {row['error']}"
+    elif col == "benchmark":
+        text = " ".join(x for x in (row["benchmark"], row.get("benchmark_at", "")) if x) or "-"
+    else:
+        text = str(row.get(col, ""))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def table_lines(rows: list[dict], limit: int = 60) -> list[str]:
+    """The table (drift cells list the fields; every drifted field follows under the table, with values)."""
+    cells = [[_cell(r, c, 2 * limit if c == "drift" else limit) for c in COLUMNS] for r in rows]
+    widths = [max([len(HEADERS[c])] + [len(row[i]) for row in cells]) for i, c in enumerate(COLUMNS)]
+    lines = ["  ".join(HEADERS[c].ljust(widths[i]) for i, c in enumerate(COLUMNS)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(row[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for row in cells]
+    drifted = [r for r in rows if r["drift_fields"]]
+    for r in drifted:
+        lines.append(f"Drift of {r['target']} on {r['cluster']} since revision {r['revision']}:")
+        lines += [f"  {d}" for d in r["drift"]]
+    return lines
+
+
+def markdown(rows: list[dict], title: str) -> str:
+    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(_cell(r, c, 400).replace("|", "\\|") for c in COLUMNS) + " |" for r in rows]
+    for r in rows:
+        if r["drift_fields"]:
+            lines += ["", f"## Drift of {r['target']} on {r['cluster']} since revision {r['revision']}", ""]
+            lines += [f"- `{d['object']}` `{d['field']}`: {d['op']}"
+                      + (f" by {', '.join(d['managers'])}" if d["managers"] else "")
+                      + f" (revision: `{od.value_text(d['applied'])}`, live: `{od.value_text(d['live'])}`)"
+                      for d in r["drift_fields"]]
+    return "\n".join(lines) + "\n"
