@@ -116,7 +116,7 @@ def main() -> int:
     load_after = os.getloadavg()
 
     o, s = runs["overlapped"], runs["in sequence"]
-    print(f"\n| phase (s) | overlapped | in sequence |\n|---|---|---|")
+    print("\n| phase (s) | overlapped | in sequence |\n|---|---|---|")
     for name in PHASES:
         print(f"| {name} | {fmt(o['phases'].get(name))} | {fmt(s['phases'].get(name))} |")
     for key, label in (("ready_s", "Ready (from the play's start)"), ("first_answer_s", "first smoke-test answer"),
