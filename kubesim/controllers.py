@@ -136,6 +136,7 @@ class Controllers:
         self.volumes_dir = cluster.state_dir / "volumes"
         self.pods_dir = cluster.state_dir / "pods"
         self.workloads = Workloads(self)
+        self.create_errors: dict[str, str] = {}  # owner uid -> why its last pod could not be created
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -292,13 +293,19 @@ class Controllers:
         if ann:
             pod["metadata"]["annotations"] = ann
         pod["metadata"]["generation"] = 1
+        if name.endswith("-"):  # generateName, as the ReplicaSet and DaemonSet controllers create pods
+            pod["metadata"]["generateName"] = pod["metadata"].pop("name")
         defaults.apply("", "Pod", pod)
+        self.create_errors.pop(m["uid"], None)
         try:
             self.store._admit_pod(pod)
         except ApiError as exc:  # the controller cannot create it: it says so on its owner, and retries
+            self.create_errors[m["uid"]] = exc.message
             self.event(owner, "Warning", "FailedCreate", f"Error creating: {exc.message}",
                        f'{owner.get("kind", "").lower()}-controller')
             return None
+        if "generateName" in pod["metadata"]:
+            pod["metadata"]["name"] = pod["metadata"]["generateName"] + rand_suffix()
         return self.store.raw_put(PODS, pod)
 
     def owned_pods(self, owner: dict) -> list[dict]:

@@ -394,8 +394,8 @@ class Store:
         sa = spec.get("serviceAccountName") or "default"
         if self.raw_get("/serviceaccounts", meta["namespace"], sa) is None:
             raise ApiError(403, "Forbidden",
-                           f'pods "{meta.get("name", "")}" is forbidden: error looking up service account '
-                           f'{meta["namespace"]}/{sa}: serviceaccount "{sa}" not found',
+                           f'pods "{meta.get("name") or meta.get("generateName", "")}" is forbidden: '
+                           f'error looking up service account {meta["namespace"]}/{sa}: serviceaccount "{sa}" not found',
                            {"name": meta.get("name", ""), "kind": "pods"})
 
     def _allocate_cluster_ip(self, svc: dict) -> None:

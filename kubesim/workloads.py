@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import defaults
-from .store import now, rand_suffix, selector_matches
+from .store import now, selector_matches
 
 if TYPE_CHECKING:
     from .controllers import Controllers
@@ -237,8 +237,9 @@ class Workloads:
                                "Deployment does not have minimum availability.", progress=False)
         rs_name = new["metadata"]["name"] if new else ""
         complete = updated == want and replicas == want and ready == want
-        progressed = (old_status.get("replicas", 0), old_status.get("updatedReplicas", 0),
-                      old_status.get("readyReplicas", 0)) != (replicas, updated, ready)
+        # util.DeploymentProgressing: more updated/ready/available pods, or fewer old ones
+        progressed = (updated > old_status.get("updatedReplicas", 0) or replicas < old_status.get("replicas", 0)
+                      or ready > old_status.get("readyReplicas", 0))
         prog = next((c for c in conds if c["type"] == "Progressing"), None)
         if paused:
             conds = _condition(conds, "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused",
@@ -259,14 +260,23 @@ class Workloads:
             if stalled or (prog is not None and prog.get("reason") == "ProgressDeadlineExceeded" and not progressed):
                 conds = _condition(conds, "Progressing", "False", "ProgressDeadlineExceeded",
                                    f'ReplicaSet "{rs_name}" has timed out progressing.', progress=False)
-            else:
+            elif progressed or prog is None or prog.get("reason") == "NewReplicaSetAvailable":
                 conds = _condition(conds, "Progressing", "True", "ReplicaSetUpdated",
-                                   f'ReplicaSet "{rs_name}" is progressing.', progress=progressed or prog is None)
+                                   f'ReplicaSet "{rs_name}" is progressing.')
+        # a ReplicaSet that cannot create its pods: the Deployment says why
+        failure = next((c for c in ((new or {}).get("status") or {}).get("conditions") or []
+                        if c.get("type") == "ReplicaFailure"), None)
+        if failure:
+            conds = _condition(conds, "ReplicaFailure", "True", "FailedCreate", failure["message"], progress=False)
+        else:
+            conds = [c for c in conds if c["type"] != "ReplicaFailure"]
         order = {"Available": 0, "Progressing": 1}
         conds.sort(key=lambda c: order.get(c["type"], 2))
         status = {"observedGeneration": d["metadata"].get("generation", 1), "replicas": replicas,
                   "updatedReplicas": updated, "readyReplicas": ready, "availableReplicas": ready,
-                  "unavailableReplicas": max(0, want - ready), "terminatingReplicas": terminating,
+                  # as calculateStatus: the ReplicaSets' desired replicas less the available ones
+                  "unavailableReplicas": max(0, sum(rs["spec"].get("replicas", 0) for rs in rs_all) - ready),
+                  "terminatingReplicas": terminating,
                   "conditions": conds}
         self._status(DEPLOYMENTS, d, "apps", "Deployment", status)
 
@@ -289,16 +299,23 @@ class Workloads:
             elif len(pods) < want:
                 tmpl = spec.get("template") or {}
                 for _ in range(want - len(pods)):
-                    pod = self.ctrl.make_pod(rs, f'{m["name"]}-{rand_suffix()}'[:63], tmpl, {})
+                    pod = self.ctrl.make_pod(rs, f'{m["name"]}-', tmpl, {})
                     if pod is None:
                         break
                     pods.append(pod)
             labels_ok = sum(1 for p in pods if selector_matches(spec.get("selector"), p["metadata"].get("labels")))
             ready = sum(1 for p in pods if _ready(p))
-            self._status(REPLICASETS, rs, "apps", "ReplicaSet", {
-                "replicas": len(pods), "fullyLabeledReplicas": labels_ok, "readyReplicas": ready,
-                "availableReplicas": ready, "observedGeneration": m.get("generation", 1),
-                "terminatingReplicas": sum(1 for p in self.owned(PODS, rs) if _terminating(p))})
+            status = {"replicas": len(pods), "fullyLabeledReplicas": labels_ok, "readyReplicas": ready,
+                      "availableReplicas": ready, "observedGeneration": m.get("generation", 1),
+                      "terminatingReplicas": sum(1 for p in self.owned(PODS, rs) if _terminating(p))}
+            failure = self.ctrl.create_errors.get(m["uid"]) if len(pods) < want else None
+            old = next((c for c in (rs.get("status") or {}).get("conditions") or []
+                        if c.get("type") == "ReplicaFailure"), None)
+            if failure:
+                status["conditions"] = [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                         "message": failure, "lastTransitionTime":
+                                         old["lastTransitionTime"] if old else now()}]
+            self._status(REPLICASETS, rs, "apps", "ReplicaSet", status)
 
     # ------------------------------------------------------------------ StatefulSets
     def reconcile_statefulsets(self, skip_namespaces: tuple[str, ...]) -> None:
@@ -398,7 +415,7 @@ class Workloads:
                 tspec.setdefault("affinity", {}).setdefault("nodeAffinity", {})[
                     "requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": [term]}
                 tspec.setdefault("tolerations", []).extend(_DS_TOLERATIONS)
-                pod = self.ctrl.make_pod(ds, f'{m["name"]}-{rand_suffix()}', t,
+                pod = self.ctrl.make_pod(ds, f'{m["name"]}-', t,
                                          {"controller-revision-hash": h, "pod-template-generation":
                                           str(m.get("generation", 1))})
                 if pod is None:

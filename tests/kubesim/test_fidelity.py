@@ -313,3 +313,30 @@ def test_list_limit_and_continue(dyn, ns):
     second = cm.get(namespace=ns, limit=2, _continue=first.metadata["continue"])
     assert len(second.items) == 2 and not second.metadata["continue"]
     assert sorted(i.metadata.name for i in [*first.items, *second.items]) == ["c0", "c1", "c2", "kube-root-ca.crt"]
+
+
+def test_a_rollout_whose_pods_cannot_be_created_stays_unavailable(dyn, ns):
+    dep, sa = r(dyn, "apps/v1", "Deployment"), r(dyn, "v1", "ServiceAccount")
+    sa.create(namespace=ns, body={"metadata": {"name": "app"}})
+    body = deployment(replicas=1)
+    body["spec"]["strategy"] = {"rollingUpdate": {"maxUnavailable": 0}}
+    body["spec"]["template"]["spec"]["serviceAccountName"] = "app"
+    dep.create(namespace=ns, body=body)
+    wait_for(lambda: (dep.get(namespace=ns, name="web").to_dict().get("status") or {}).get("availableReplicas") == 1,
+             timeout=60, what="available")
+    sa.delete(namespace=ns, name="app")
+    merge(dep, ns, "web", {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]}}}})
+
+    def failing():
+        st = dep.get(namespace=ns, name="web").to_dict().get("status") or {}
+        conds = {c["type"]: c for c in st.get("conditions") or []}
+        return (st, conds) if "ReplicaFailure" in conds else None
+    st, conds = wait_for(failing, timeout=60, what="ReplicaFailure")
+    # the old pod still serves; the new ReplicaSet wants one it cannot create: not ready for kubernetes.core
+    assert (st["replicas"], st["availableReplicas"], st["unavailableReplicas"], st.get("updatedReplicas")) == (1, 1, 1, None)
+    new_rs = next(x for x in r(dyn, "apps/v1", "ReplicaSet").get(namespace=ns).items
+                  if x.metadata.annotations["deployment.kubernetes.io/revision"] == "2")
+    assert conds["ReplicaFailure"]["reason"] == "FailedCreate"
+    assert conds["ReplicaFailure"]["message"] == (f'pods "{new_rs.metadata.name}-" is forbidden: error looking up '
+                                                  f'service account {ns}/app: serviceaccount "app" not found')
+    assert conds["Progressing"]["status"] == "True" and conds["Available"]["status"] == "True"
