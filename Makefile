@@ -17,7 +17,7 @@ NODES ?=
 BACKEND ?= kubesim
 
 .PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean control-plane engine-parsers
+	rollout-demo bench clean control-plane engine-parsers chromium
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
@@ -39,7 +39,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python tools/prepare_tokenizer.py
 	@touch $(STAMP)
 
-test: setup
+test: setup chromium
 	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane molecule pytest
 
 ruff: setup
@@ -55,8 +55,19 @@ doc-check: setup
 molecule: setup
 	BIN=$(CURDIR)/$(BIN) molecule/run.sh $(SCENARIOS)
 
+# The HTML report test drives a real headless Chromium (Debian's `chromium`, through playwright without
+# its own browser download): install it when it is missing (as root, or with password-less sudo).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; else \
+	    echo "chromium is missing and cannot be installed without root: apt-get install chromium" >&2; exit 1; fi; \
+	  echo "installing chromium (apt-get) for the HTML report test"; \
+	  $$sudo apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	    { $$sudo apt-get update -qq >/dev/null 2>&1 && $$sudo apt-get install -y -qq chromium >/dev/null; } || \
+	    { echo "could not install chromium with apt-get" >&2; exit 1; }; }
+
 # pytest exits 5 when it collects nothing: that is reported, not hidden, but it is not a failure.
-pytest: setup
+pytest: setup chromium
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
 

@@ -85,8 +85,9 @@ class Cluster:
 
     def fault(self, fault: str, **args: Any) -> dict:
         """Inject a fault (see kubesim.cluster.Faults.KINDS); ``fault("clear")`` clears all."""
+        # Clearing api-down on the real backend restarts kube-apiserver and waits for /readyz.
         return _http("POST", f"http://127.0.0.1:{self.control_port}/fault",
-                     {"cluster": self.index, "fault": fault, "args": normalise_fault_args(fault, args)})
+                     {"cluster": self.index, "fault": fault, "args": normalise_fault_args(fault, args)}, timeout=180)
 
     def clear_faults(self) -> dict:
         return self.fault("clear")

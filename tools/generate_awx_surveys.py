@@ -68,7 +68,8 @@ TEMPLATES = {
     },
     "benchmark": {
         "description": "Benchmark the deployed target with AIPerf and compare with the expected performance.",
-        "variables": (*SHARED, "benchmark_concurrency", "benchmark_request_count", "benchmark_tolerance"),
+        "variables": (*SHARED, "benchmark_concurrency", "benchmark_request_count", "benchmark_tolerance",
+                      "benchmark_slo", "benchmark_search", "benchmark_gpu_hour_cost", "benchmark_compare"),
     },
     "teardown": {
         "description": "Remove the target's serving objects and benchmark Jobs; the model cache stays unless a purge is confirmed.",
@@ -104,7 +105,10 @@ LABELS = {
     "k8s_namespace": "Namespace", "storage_class": "StorageClass (ReadWriteMany)", "hf_token": "Hugging Face token",
     "purge_model_cache": "Purge the model cache (DELETES DATA)", "confirm_purge": "Confirm the purge: namespace",
     "benchmark_concurrency": "Benchmark concurrency", "benchmark_request_count": "Benchmark request count",
-    "benchmark_tolerance": "Benchmark tolerance", "rollout_serial": "Rollout batch size",
+    "benchmark_tolerance": "Benchmark tolerance", "benchmark_slo": "Service-level objectives",
+    "benchmark_search": "Search the highest concurrency meeting the objectives",
+    "benchmark_gpu_hour_cost": "Price per GPU-hour (dollars)", "benchmark_compare": "Compare with an earlier run",
+    "rollout_serial": "Rollout batch size",
     "rollout_benchmark_gate": "Gate each batch on the benchmark",
 }
 

@@ -47,6 +47,9 @@ CASES: dict[str, tuple[dict, list[str], bool]] = {
     "partial_failures": ({"error_rate": 0.2}, ["--streaming", "--concurrency", "4"], True),
     "all_failed": ({"error_rate": 1.0}, ["--streaming", "--concurrency", "4"], True),
     "non_streaming": ({}, ["--concurrency", "4"], False),
+    # SLOs some requests meet and some miss (concurrency 4 is twice the frontend's sized 2)
+    "goodput_slo": ({}, ["--streaming", "--concurrency", "4", "--goodput",
+                         "time_to_first_token:70 inter_token_latency:9.5"], True),
 }
 
 

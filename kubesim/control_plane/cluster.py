@@ -208,7 +208,7 @@ class RealCluster:
         self._spawn("kwok", [
             self.bins["kwok"], "--kubeconfig", str(inner), "--config", str(stages), "--enable-crds", "Logs",
             "--manage-nodes-with-annotation-selector", "=".join(KWOK_NODE_ANNOTATION),
-            "--cidr", netns.POD_CIDR, "--node-ip", self.ns.ns_ip, "--node-port", str(KUBELET_PORT),
+            "--cidr", netns.KWOK_POD_CIDR, "--node-ip", self.ns.ns_ip, "--node-port", str(KUBELET_PORT),
             "--server-address", f"0.0.0.0:{KUBELET_PORT}",
             "--tls-cert-file", p.path("kubelet.crt"), "--tls-private-key-file", p.path("kubelet.key"),
             "--node-lease-duration-seconds", "40"])

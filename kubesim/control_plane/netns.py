@@ -17,6 +17,9 @@ import subprocess
 from dataclasses import dataclass
 
 POD_CIDR = "10.244.0.0/16"
+# kwok hands out pod IPs from the lower half; the stand-ins' own pods (runnable Jobs) take addresses
+# from the upper half (standins/runner.py), so the two never collide.
+KWOK_POD_CIDR = "10.244.0.0/17"
 SERVICE_CIDR = "10.96.0.0/16"
 # Link networks: one /30 per cluster out of this block (host .1, namespace .2).
 LINK_BLOCK = ipaddress.ip_network("10.250.0.0/16")

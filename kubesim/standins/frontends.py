@@ -34,6 +34,7 @@ class Frontends:
         self.faults = faults
         self.speed_factor = speed_factor
         self.running: dict[tuple[str, str, int], Frontend] = {}    # (namespace/pod, ip, port)
+        self._applied: dict[tuple[str, str, int], tuple] = {}
 
     def wanted(self) -> dict[tuple[str, str, int], dict]:
         """Serving pods and the workload whose profile they serve."""
@@ -79,6 +80,7 @@ class Frontends:
         wanted = self.wanted()
         for key in [k for k in self.running if k not in wanted]:
             self.running.pop(key).stop()
+            self._applied.pop(key, None)
         for key, wl in wanted.items():
             fe = self.running.get(key)
             if fe is None:
@@ -91,15 +93,20 @@ class Frontends:
                     log.exception("cannot serve %s", key)
                     continue
                 self.running[key] = fe
-            self.apply_faults(fe)
+            wanted_faults = self._fault_settings()
+            if self._applied.get(key) != wanted_faults:
+                rate, status, speed = wanted_faults
+                fe.update(error_rate=rate, error_status=status, speed_factor=speed)
+                self._applied[key] = wanted_faults
 
-    def apply_faults(self, fe: Frontend) -> None:
+    def _fault_settings(self) -> tuple[float, int, float]:
         err = self.faults.get("frontend-errors") or {}
         spd = self.faults.get("frontend-speed") or {}
-        fe.update(error_rate=float(err.get("rate", 0.0)), error_status=int(err.get("status", 500)),
-                  speed_factor=self.speed_factor * float(spd.get("factor", 1.0)))
+        return (float(err.get("rate", 0.0)), int(err.get("status", 500)),
+                self.speed_factor * float(spd.get("factor", 1.0)))
 
     def stop(self) -> None:
         for fe in self.running.values():
             fe.stop()
         self.running.clear()
+        self._applied.clear()

@@ -31,8 +31,8 @@ from .download import DOWNLOAD_RX, progress_line
 from .kubelet import cri_line
 
 log = logging.getLogger("kubesim.standins.runner")
-# kwok hands out pod IPs from the start of the pod CIDR; the stand-ins' pods take the top /24.
-STANDIN_POD_NET = ipaddress.ip_network("10.244.255.0/24")
+# kwok hands out pod IPs from the pod CIDR's lower half (control_plane/netns.py); these are above it.
+STANDIN_POD_NET = ipaddress.ip_network("10.244.128.0/17")
 RUNNABLE_IMAGES = ("aiperf", "curl", "python")
 
 

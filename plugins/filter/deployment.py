@@ -111,17 +111,17 @@ def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tok
 
 
 def aiperf_job(plan, namespace, run_id, concurrency, request_count, image, deadline_s, warmup_isl=8000,
-               warmup_osl=1000, workers_max=None, extra_args=None):
+               warmup_osl=1000, workers_max=None, extra_args=None, goodput=None, warmup_requests=None):
     plan = _require_plan(plan, "aiperf_job")
     return render.aiperf_job(
         plan, _require_namespace(namespace, "aiperf_job"), run_id=str(run_id),
         concurrency=_int(concurrency, "concurrency", "aiperf_job"),
         request_count=_int(request_count, "request_count", "aiperf_job"), image=str(image),
         deadline_s=_int(deadline_s, "deadline_s", "aiperf_job"),
-        warmup_requests=int(plan["benchmark"]["warmup_requests"]),
+        warmup_requests=int(plan["benchmark"]["warmup_requests"] if warmup_requests in (None, "") else warmup_requests),
         warmup_isl=_int(warmup_isl, "warmup_isl", "aiperf_job"), warmup_osl=_int(warmup_osl, "warmup_osl", "aiperf_job"),
         workers_max=_int(workers_max, "workers_max", "aiperf_job") if workers_max else None,
-        extra_args=list(extra_args or []))
+        extra_args=list(extra_args or []), goodput=str(goodput) if goodput else None)
 
 
 def node_capacity(nodes, gpu_resource, extra_resources=None):

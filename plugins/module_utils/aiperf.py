@@ -10,9 +10,12 @@ Pipeline, each step a small function with its own unit test::
     summary_metrics(summary)     -> {tag: block} for every layout (0.1.x ``records``, top level 0.2+)
     parse_csv_summary(text)      -> {tag: block} from profile_export_aiperf.csv (fallback)
     parse_records_jsonl(text)    -> list of per-request records (profile_export.jsonl)
+    parse_request_rows(text)     -> compact per-request rows the benchmark Job prints (CSV)
+    parse_run_info(text)         -> what the benchmark Job measured about its own run (trace checksum, times)
     records_metrics(records)     -> {tag: block} computed from the records (last resort)
     group_errors(items)          -> [{code, type, message, count}]
     normalise(blocks, gpus)      -> stable metric names and units
+    percentile_table(blocks)     -> mean and percentiles of TTFT, ITL, end-to-end latency, tokens/s per user
     compare(measured, expected)  -> per-metric verdicts
     load_results(path, content)  -> everything above glued together
     evaluate(results, ...)       -> what the aiperf_results module returns
@@ -27,6 +30,8 @@ import math
 import os
 import re
 
+from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report as job_report
+
 SUMMARY_FILE = "profile_export_aiperf.json"
 CSV_FILE = "profile_export_aiperf.csv"
 RECORDS_FILE = "profile_export.jsonl"
@@ -36,6 +41,9 @@ MARKERS = {
     "summary": ("=== AIPERF SUMMARY BEGIN ===", "=== AIPERF SUMMARY END ==="),
     "csv": ("=== AIPERF CSV BEGIN ===", "=== AIPERF CSV END ==="),
     "records": ("=== AIPERF RECORDS BEGIN ===", "=== AIPERF RECORDS END ==="),
+    # printed by the Job after AIPerf (aiperf_job_report): compact per-request rows and the run's facts
+    "requests": job_report.REQUEST_MARKERS,
+    "run": job_report.RUN_MARKERS,
 }
 
 # 0.1.x tag names -> current tag names
@@ -54,7 +62,11 @@ METRICS = {
     "ttft_p99_ms": ("time_to_first_token", "p99", "ms", "lower"),
     "itl_avg_ms": ("inter_token_latency", "avg", "ms", "lower"),
     "itl_p50_ms": ("inter_token_latency", "p50", "ms", "lower"),
+    "itl_p90_ms": ("inter_token_latency", "p90", "ms", "lower"),
     "itl_p99_ms": ("inter_token_latency", "p99", "ms", "lower"),
+    # the slowest users: 90% / 99% of requests stream at least this fast
+    "output_tokens_per_s_per_user_p10": ("output_token_throughput_per_user", "p10", "tokens/sec/user", "higher"),
+    "output_tokens_per_s_per_user_p1": ("output_token_throughput_per_user", "p1", "tokens/sec/user", "higher"),
     "request_latency_avg_ms": ("request_latency", "avg", "ms", "lower"),
     "request_latency_p50_ms": ("request_latency", "p50", "ms", "lower"),
     "request_latency_p90_ms": ("request_latency", "p90", "ms", "lower"),
@@ -63,7 +75,22 @@ METRICS = {
     "input_sequence_length_avg": ("input_sequence_length", "avg", "tokens", "both"),
     "output_sequence_length_avg": ("output_sequence_length", "avg", "tokens", "both"),
     "total_output_tokens": ("total_output_tokens", "avg", "tokens", "higher"),
+    "total_tokens_per_s": ("total_token_throughput", "avg", "tokens/sec", "higher"),
+    # AIPerf's goodput (--goodput): requests meeting every objective, per second and as a share
+    "goodput_per_s": ("goodput", "avg", "requests/sec", "higher"),
+    "good_request_count": ("good_request_count", "avg", "requests", "higher"),
+    "good_request_fraction": ("good_request_fraction", "avg", "ratio", "higher"),
 }
+
+# Distribution tables: name -> (aiperf tag, target unit, direction)
+PERCENTILE_METRICS = {
+    "ttft_ms": ("time_to_first_token", "ms", "lower"),
+    "itl_ms": ("inter_token_latency", "ms", "lower"),
+    "e2e_ms": ("request_latency", "ms", "lower"),
+    "tokens_per_s_per_user": ("output_token_throughput_per_user", "tokens/sec/user", "higher"),
+}
+PERCENTILE_STATS = ("avg", "min", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "max", "std",
+                    "count")
 # computed in normalise(), not read from one tag
 DERIVED_DIRECTIONS = {
     "requests_total": "both",
@@ -276,6 +303,49 @@ def parse_records_jsonl(text):
     return records
 
 
+def _cell(value):
+    value = (value or "").strip()
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def parse_request_rows(text):
+    """Per-request rows from the Job's compact CSV (``aiperf_job_report.COLUMNS``), numbers as floats.
+
+    ``good`` is AIPerf's own per-request verdict against ``--goodput`` (1.0 / 0.0, None without SLOs);
+    ``error`` is the HTTP code or error type of a failed request, None for a successful one.
+    """
+    rows = []
+    reader = csv.reader(io.StringIO(text or ""))
+    header = None
+    for cells in reader:
+        if not cells or not any(c.strip() for c in cells):
+            continue
+        if header is None:
+            header = [c.strip() for c in cells]
+            continue
+        row = {name: _cell(cells[i] if i < len(cells) else "") for i, name in enumerate(header)}
+        if row.get("error") is not None:
+            row["error"] = str(row["error"]).removesuffix(".0")
+        rows.append(row)
+    return rows
+
+
+def parse_run_info(text):
+    """The JSON the Job prints about its own run (trace checksum, replayed lines, UTC times), or None."""
+    if not text:
+        return None
+    try:
+        info = json.loads(text)
+    except ValueError:
+        return None
+    return info if isinstance(info, dict) else None
+
+
 def profiling_records(records):
     """Records of the measured phase (warmup excluded)."""
     return [r for r in records if (r.get("metadata") or {}).get("benchmark_phase", "profiling") != "warmup"]
@@ -412,6 +482,24 @@ def normalise(blocks, gpus=None):
     return out
 
 
+def percentile_table(blocks):
+    """``{name: {unit, direction, avg, min, p1 ... p99, max, std, count}}`` for TTFT, ITL, end-to-end latency
+    and tokens/s per user, in ms and tokens/s; a metric the run did not produce is left out."""
+    table = {}
+    for name, (tag, target, direction) in PERCENTILE_METRICS.items():
+        block = blocks.get(tag) or {}
+        unit = block.get("unit")
+        stats = {}
+        for stat in PERCENTILE_STATS:
+            value = _stat(blocks, tag, stat)
+            if value is None:
+                continue
+            stats[stat] = value if stat == "count" else _scaled(value, unit, target)
+        if any(k in stats for k in ("avg", "p50")):
+            table[name] = {"unit": target, "direction": direction, **stats}
+    return table
+
+
 # --------------------------------------------------------------------------- compare
 def compare(measured, expected, tolerance=0.10, tolerances=None):
     """Per-metric verdicts of ``measured`` against ``expected`` (metric -> value).
@@ -458,33 +546,38 @@ def load_results(path=None, content=None):
     """Load results from an artifact dir / file / log (``path``) or a log text (``content``).
 
     Returns ``{"source", "origin", "summary_raw", "blocks", "errors", "records_count", "all_failed",
-    "aiperf_version", "schema_version", "warnings"}``.
+    "aiperf_version", "schema_version", "warnings", "requests", "run_info"}``; ``requests`` are the
+    compact per-request rows (from the Job's log, or from an artifact directory's records).
     """
     if (path is None) == (content is None):
         raise AIPerfResultsError("give exactly one of src (a path) or content (the log text)")
-    texts, origin = {"summary": None, "csv": None, "records": None}, path or "content"
+    texts, origin = {"summary": None, "csv": None, "records": None, "requests": None, "run": None}, path or "content"
     found = locate(path) if path is not None else None
     if found is None or found["kind"] == "log":
         text = content if content is not None else _read(path)
         texts.update(extract_sections(text))
-        if not any(texts.values()) and text.lstrip().startswith("{") and path is None:
+        results_found = any(texts[k] for k in ("summary", "csv", "records"))
+        if not results_found and text.lstrip().startswith("{") and path is None:
             texts["summary"] = text  # the summary JSON itself, passed as content
-        if not any(texts.values()):
+        elif not results_found:
             raise AIPerfResultsError(
                 f"no AIPerf summary found in {origin}: looked for the markers {MARKERS['summary'][0]} / "
                 f"{MARKERS['summary'][1]} (also {MARKERS['csv'][0]}, {MARKERS['records'][0]}); did the "
                 "benchmark Job print its results, or did aiperf fail before writing them?")
     else:
         origin = found["run_dir"] or path
-        for key in texts:
+        for key in ("summary", "csv", "records"):
             if found[key]:
                 texts[key] = _read(found[key])
 
     result = {"source": None, "origin": origin, "summary_raw": None, "blocks": {}, "errors": [],
               "records_count": 0, "all_failed": False, "aiperf_version": None, "schema_version": None,
-              "warnings": []}
+              "warnings": [], "requests": parse_request_rows(texts["requests"]) if texts["requests"] else [],
+              "run_info": parse_run_info(texts["run"])}
     records = parse_records_jsonl(texts["records"]) if texts["records"] else []
     result["records_count"] = len(profiling_records(records))
+    if not result["requests"] and found is not None and found["kind"] != "log":
+        result["requests"] = job_report.request_rows(records)  # an artifact directory: the full records
     problems = []
     if texts["summary"]:
         try:
@@ -523,8 +616,9 @@ def evaluate(results, gpus=None, expected=None, tolerance=0.10, tolerances=None,
     if gpus is not None and gpus < 1:
         raise AIPerfResultsError(f"gpus must be >= 1, got {gpus}")
     metrics = normalise(results["blocks"], gpus)
-    metrics.update(aiperf_version=results["aiperf_version"], schema_version=results["schema_version"],
-                   source=results["source"])
+    run_info = results.get("run_info") or {}
+    metrics.update(aiperf_version=results["aiperf_version"] or run_info.get("aiperf_version"),
+                   schema_version=results["schema_version"], source=results["source"])
     verdicts = compare(metrics, expected or {}, tolerance, tolerances)
     if max_failed_ratio is not None:
         measured = metrics["failed_ratio"]
@@ -537,4 +631,6 @@ def evaluate(results, gpus=None, expected=None, tolerance=0.10, tolerances=None,
     passed = not results["all_failed"] and all(v["verdict"] == "pass" for v in verdicts)
     return {"metrics": metrics, "failures": failures, "verdicts": verdicts, "passed": passed,
             "all_failed": results["all_failed"], "summary_raw": results["summary_raw"],
+            "percentiles": percentile_table(results["blocks"]), "requests": results.get("requests") or [],
+            "run_info": results.get("run_info"),
             "source": results["source"], "origin": results["origin"], "warnings": results["warnings"]}

@@ -1,16 +1,18 @@
 # Copyright: contributors to inferops.dynamo
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Benchmark reports: table, Markdown and hand-written SVG charts (pure Python: no Ansible, no third-party imports).
+"""Benchmark reports as text: the printed tables and the Markdown (pure Python: no Ansible, no third-party
+imports). The charts are ``bench_charts`` (matplotlib), the HTML pages ``bench_html``.
 
-Inputs are what the ``aiperf_results`` module returns (``metrics``, ``failures``, ``verdicts``) plus the
-``expected:`` block of a target in catalog/targets.yml (may be None, or carry ``comparable: false``).
+Inputs are what the ``aiperf_results`` module returns (``metrics``, ``failures``, ``verdicts``,
+``percentiles``) plus the ``expected:`` block of a target in catalog/targets.yml (may be None, or carry
+``comparable: false``), and the SLO, cost, comparison and provenance blocks of ``summary.json``.
 
     report_rows(metrics, verdicts, expected)                   -> the five headline rows
     table_lines(rows)                                          -> fixed-width text table
-    markdown_report(context, rows, metrics, failures, verdicts) -> report.md
-    bar_chart_svg(rows, title)                                 -> chart.svg (measured vs expected)
-    sweep_svg(points, title, expected=None)                    -> sweep.svg (tok/s/GPU vs tok/s/user)
-    sweep_markdown(context, points, expected=None)             -> sweep.md
+    percentile_rows(percentiles)                               -> mean, p50, p90 and p99 (tails) per metric
+    printed_lines(rows, percentiles, slo, cost, comparison)    -> what the play prints for a run
+    markdown_report(context, rows, metrics, failures, verdicts, details) -> report.md
+    sweep_markdown(context, points, expected, details)         -> sweep.md
 
 Everything is deterministic: same inputs, same bytes.
 """
@@ -49,18 +51,6 @@ EXTRA_METRICS = (
     ("output_sequence_length_avg", "OSL average", "tokens"),
 )
 
-COLOURS = {
-    "pass": "#2e7d32",      # green
-    "FAIL": "#c62828",      # red
-    "other": "#4f6d8f",     # slate blue: not gated / missing
-    "expected": "#b0b0b0",  # grey
-    "text": "#212121",
-    "muted": "#616161",
-    "grid": "#e0e0e0",
-    "curve": "#1f5fa8",
-    "target": "#e65100",    # orange
-}
-FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -82,11 +72,6 @@ def fmt(value, digits=None):
     if v == 0 or abs(v) >= 1:
         return f"{v:,.2f}"
     return f"{v:.3g}"
-
-
-def fmt_tick(value):
-    """Axis tick: no decimals for whole numbers."""
-    return f"{int(value):,}" if value == int(value) else f"{value:g}"
 
 
 def fmt_delta(delta):
@@ -124,12 +109,6 @@ def comparable(expected):
     """True when ``expected`` holds published figures at the same operating point."""
     return isinstance(expected, dict) and expected.get("comparable", True) is not False and any(
         _num(v) is not None for k, v in expected.items() if k not in ("gpus", "concurrency", "comparable"))
-
-
-def xml_escape(text):
-    """Escape text for XML element content and attribute values."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&apos;"))
 
 
 def md_escape(text):
@@ -249,7 +228,7 @@ def gate_status(context):
     return False, why_not or "reported only, not gated"
 
 
-def _verdict_line(v):
+def verdict_line(v):
     metric = v.get("metric")
     measured, want = fmt(v.get("measured")), fmt(v.get("expected"))
     delta = _num(v.get("delta_pct"))
@@ -273,9 +252,16 @@ def _title_date(context):
     return str(context.get("date") or "").strip() or DASH
 
 
-def markdown_report(context, rows, metrics, failures, verdicts):
-    """report.md: title, headline table, failing requests, gate, extra metrics, chart, AIPerf version/command."""
+def markdown_report(context, rows, metrics, failures, verdicts, details=None):
+    """report.md: title, gate, headline table, percentiles, SLOs and goodput, cost, comparison, failing
+    requests, extra metrics, charts, the stack and the AIPerf version/command.
+
+    ``details`` (all optional): ``percentiles``, ``slo`` (``bench_slo.evaluate``), ``cost``
+    (``bench_cost.cost``), ``comparison`` (``bench_compare.compare_runs``) or ``comparison_note``,
+    ``provenance``, ``charts`` (``[(title, file)]``, default ``chart.svg``), ``html`` (report.html name).
+    """
     context = context or {}
+    details = details or {}
     metrics = metrics or {}
     failures = failures or {}
     cluster = context.get("cluster") or DASH
@@ -298,6 +284,8 @@ def markdown_report(context, rows, metrics, failures, verdicts):
     bad = [v for v in verdicts or [] if isinstance(v, dict) and v.get("verdict") != "pass"]
     passing, failing = _num(metrics.get("requests_passing")), _num(metrics.get("requests_failing"))
     all_failed = bool(failing) and not passing
+    if details.get("html"):
+        out += [f"The same report with its charts as one self-contained page: `{details['html']}`.", ""]
     out += ["## Gate", "", f"This run is **{'gated' if gated else 'reported only'}**: {reason}.", ""]
     if gated:
         if all_failed:
@@ -315,7 +303,7 @@ def markdown_report(context, rows, metrics, failures, verdicts):
     else:
         out.append("No comparison with published figures.")
     if bad:
-        out += [""] + [f"- {_verdict_line(v)}" for v in bad]
+        out += [""] + [f"- {verdict_line(v)}" for v in bad]
     exp = _expected_dict(context.get("expected"))
     differs = [f"{name} {context[key]} (published: {exp[key]})" for key, name in
                (("concurrency", "concurrency"), ("gpus", "GPUs")) if context.get(key) is not None
@@ -327,6 +315,13 @@ def markdown_report(context, rows, metrics, failures, verdicts):
     out += ["## Results", ""]
     out += markdown_table(TABLE_HEADER, [_row_cells(r) for r in rows], right=(1, 2, 3))
     out.append("")
+    prows = percentile_rows(details.get("percentiles"))
+    if prows:
+        out += ["## Percentiles", "", *markdown_table(PERCENTILE_HEADER, [percentile_cells(r) for r in prows],
+                                                      right=(1, 2, 3, 4)), "", PERCENTILE_NOTE, ""]
+    out += _slo_markdown(details.get("slo"))
+    out += _cost_markdown(details.get("cost"))
+    out += _comparison_markdown(details.get("comparison"), details.get("comparison_note"))
 
     out += ["## Failing requests", ""]
     total = _num(metrics.get("requests_total"))
@@ -357,9 +352,15 @@ def markdown_report(context, rows, metrics, failures, verdicts):
         out += markdown_table(("Metric", "Value", "Unit"), extra, right=(1,))
         out.append("")
 
-    chart = context.get("chart", "chart.svg")
-    if chart:
-        out += ["## Chart", "", f"![Measured versus expected]({chart})", "", f"File: `{chart}`", ""]
+    charts = details.get("charts")
+    if charts is None:
+        chart = context.get("chart", "chart.svg")
+        charts = [("Measured versus expected", chart)] if chart else []
+    if charts:
+        out += ["## Charts", ""]
+        for title, name in charts:
+            out += [f"![{title}]({name})", "", f"{title}: `{name}`", ""]
+    out += _provenance_markdown(details.get("provenance"))
 
     version = context.get("aiperf_version") or metrics.get("aiperf_version")
     command = context.get("command")
@@ -374,102 +375,211 @@ def markdown_report(context, rows, metrics, failures, verdicts):
     return "\n".join(out).rstrip() + "\n"
 
 
-# --------------------------------------------------------------------------- SVG helpers
-def _t(x, y, text, size=14, anchor="start", weight="normal", fill=None, extra=""):
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" font-weight="{weight}" '
-            f'fill="{fill or COLOURS["text"]}"{extra}>{xml_escape(text)}</text>')
+# --------------------------------------------------------------------------- percentiles
+# (name, label): the distributions an operator reads beside the mean
+PERCENTILE_LABELS = (
+    ("ttft_ms", "TTFT (ms)"),
+    ("itl_ms", "Inter-token latency (ms)"),
+    ("e2e_ms", "End-to-end latency (ms)"),
+    ("tokens_per_s_per_user", "Output tokens/s per user"),
+)
+PERCENTILE_HEADER = ("Metric", "Mean", "p50", "p90", "p99")
 
 
-def _svg(width, height, title, body):
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="{FONT}" role="img">')
-    return "\n".join([head, f"<title>{xml_escape(title)}</title>",
-                      f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
-                      *body, "</svg>"]) + "\n"
+def tail_stat(direction, pct):
+    """The statistic for "pNN tail": pNN for a latency, p(100-NN) for a per-user speed (slowest users)."""
+    return f"p{pct}" if direction != "higher" else f"p{100 - pct}"
 
 
-def _bar_colour(verdict):
-    return COLOURS.get(verdict, COLOURS["other"])
+def percentile_rows(percentiles):
+    """``[{key, label, mean, p50, p90, p99, unit}]`` (floats or None) from ``aiperf.percentile_table``.
+
+    For tokens/s per user the tail is the slow end: its p90 and p99 columns are AIPerf's p10 and p1,
+    the speed that 90% and 99% of requests reach at least."""
+    rows = []
+    for key, label in PERCENTILE_LABELS:
+        stats = (percentiles or {}).get(key)
+        if not stats:
+            continue
+        direction = stats.get("direction", "lower")
+        rows.append({"key": key, "label": label, "unit": stats.get("unit"), "direction": direction,
+                     "mean": _num(stats.get("avg")), "p50": _num(stats.get("p50")),
+                     "p90": _num(stats.get(tail_stat(direction, 90))),
+                     "p99": _num(stats.get(tail_stat(direction, 99))),
+                     "count": _num(stats.get("count"))})
+    return rows
 
 
-# --------------------------------------------------------------------------- chart.svg
-def bar_chart_svg(rows, title):
-    """Measured vs expected, one pair of horizontal bars per performance metric (the four non-request rows).
+def percentile_cells(row):
+    return (row["label"], fmt(row["mean"]), fmt(row["p50"]), fmt(row["p90"]), fmt(row["p99"]))
 
-    Measured bars are green (pass), red (FAIL) or slate blue (not gated / missing); expected bars grey.
-    Each metric has its own scale (units differ); values are printed beside the bars.
-    """
-    perf = [r for r in rows if r.get("key") != "requests"]
-    width, left, bar_w = 920, 150, 560
-    group_h, bar_h, top = 104, 24, 96
-    height = top + group_h * max(len(perf), 1) + 20
-    # A long title (target, cluster, run id) shrinks rather than running off the canvas.
-    body = [_t(20, 34, title, size=max(12, min(20, int(20 * 72 / max(len(title), 1)))), weight="bold")]
-    # legend
-    lx, ly = 20, 62
-    for colour, text in ((COLOURS["pass"], "measured: pass"), (COLOURS["FAIL"], "measured: FAIL"),
-                         (COLOURS["other"], "measured: not gated"), (COLOURS["expected"], "expected (published)")):
-        body.append(f'<rect x="{lx}" y="{ly - 12}" width="16" height="16" rx="2" fill="{colour}"/>')
-        body.append(_t(lx + 22, ly + 1, text, size=13, fill=COLOURS["muted"]))
-        lx += 44 + 8 * len(text)
-    if not perf:
-        body.append(_t(20, top + 30, "no performance metrics", size=14, fill=COLOURS["muted"]))
-    for i, row in enumerate(perf):
-        y0 = top + i * group_h
-        if i:
-            body.append(f'<line x1="20" y1="{y0 - 10}" x2="{width - 20}" y2="{y0 - 10}" '
-                        f'stroke="{COLOURS["grid"]}" stroke-width="1"/>')
-        better = "lower is better" if row.get("direction") == "lower" else "higher is better"
-        body.append(_t(20, y0 + 10, f"{row['label']}: {better}", size=15, weight="bold"))
-        verdict = row.get("verdict", NOT_GATED)
-        delta = row.get("delta_pct")
-        vtext = verdict if delta is None else f"{verdict}  {delta:+.1f} %"
-        body.append(_t(width - 20, y0 + 10, vtext, size=15, anchor="end", weight="bold",
-                       fill=_bar_colour(verdict) if verdict in ("pass", "FAIL") else COLOURS["muted"]))
-        measured, expected = _num(row.get("measured_value")), _num(row.get("expected_value"))
-        scale_max = max([v for v in (measured, expected) if v is not None and v > 0] or [1.0]) * 1.02
-        for j, (name, value, colour, shown) in enumerate((
-                ("measured", measured, _bar_colour(verdict), row.get("measured")),
-                ("expected", expected, COLOURS["expected"], row.get("expected")))):
-            y = y0 + 22 + j * (bar_h + 8)
-            body.append(_t(left - 10, y + bar_h / 2 + 5, name, size=14, anchor="end", fill=COLOURS["muted"]))
-            if value is None:
-                body.append(f'<rect x="{left}" y="{y}" width="{bar_w}" height="{bar_h}" fill="none" '
-                            f'stroke="{COLOURS["grid"]}" stroke-dasharray="4 3"/>')
-                body.append(_t(left + 10, y + bar_h / 2 + 5,
-                               "not measured" if name == "measured" else "no published figure",
-                               size=13, fill=COLOURS["muted"]))
-                continue
-            w = max(bar_w * max(value, 0.0) / scale_max, 2.0)
-            body.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="2" fill="{colour}">'
-                        f"<title>{xml_escape(name)} {xml_escape(shown)} {xml_escape(row.get('unit', ''))}"
-                        "</title></rect>")
-            body.append(_t(left + w + 8, y + bar_h / 2 + 5, f"{shown} {row.get('unit', '')}", size=14,
-                           weight="bold" if name == "measured" else "normal"))
-    return _svg(width, height, title, body)
+
+PERCENTILE_NOTE = ("p90 and p99 are the tails: for latencies 90% / 99% of requests are at or below them; for "
+                   "tokens/s per user 90% / 99% of requests stream at least that fast (AIPerf's p10 / p1).")
+
+
+# --------------------------------------------------------------------------- SLOs
+def _share(value):
+    v = _num(value)
+    return DASH if v is None else f"{v * 100:.1f} %"
+
+
+SLO_HEADER = ("Objective", "Threshold", "Requests meeting it", "Tail", "Verdict")
+
+
+def slo_rows(evaluation):
+    """Display cells per objective: per request (share meeting it, the tail at the attainment) and per run."""
+    if not evaluation:
+        return []
+    rows = []
+    for o in evaluation.get("objectives") or []:
+        op = ">=" if o["direction"] == "higher" else "<="
+        tail = DASH if _num(o.get("tail")) is None else f"{o['tail_stat']} {fmt(o['tail'])}"
+        rows.append((f"{o['label']} (`{o['key']}`)", f"{op} {fmt(o['threshold'])} {o['unit']}",
+                     _share(o.get("share_met")), tail, VERDICT_WORDS.get(o["verdict"], o["verdict"])))
+    for o in evaluation.get("run_objectives") or []:
+        rows.append((f"{o['label']} (`{o['key']}`)", f"<= {_share(o['threshold'])}", DASH,
+                     f"measured {_share(o.get('measured'))}", VERDICT_WORDS.get(o["verdict"], o["verdict"])))
+    return rows
+
+
+def slo_headline(evaluation):
+    """``Goodput 1.98 requests/s; 100.0 % of requests met every objective (needs 95 %): met``."""
+    if not evaluation:
+        return ""
+    word = "MET" if evaluation.get("met") else "MISSED"
+    parts = [f"Goodput {fmt(evaluation.get('goodput_per_s'))} requests/s"]
+    if evaluation.get("objectives"):
+        parts.append(f"{_share(evaluation.get('good_fraction'))} of requests met every objective "
+                     f"(needs {evaluation['attainment'] * 100:g} %)")
+    if evaluation.get("goodput_min_per_s"):
+        parts.append(f"minimum goodput {fmt(evaluation['goodput_min_per_s'])} requests/s")
+    return "; ".join(parts) + f": objectives {word}"
+
+
+def _slo_markdown(evaluation):
+    if not evaluation:
+        return []
+    out = ["## Service-level objectives (goodput)", "", f"**{slo_headline(evaluation)}**.", ""]
+    if evaluation.get("goodput_arg"):
+        out += [f"AIPerf judged every request with `--goodput '{evaluation['goodput_arg']}'`: a request is good when "
+                "it meets every objective; goodput is good requests per second and the share counts failed "
+                f"requests as not good ({evaluation.get('good_fraction_source') or 'aiperf'}).", ""]
+    out += markdown_table(SLO_HEADER, slo_rows(evaluation), right=(2,))
+    return [*out, ""]
+
+
+# --------------------------------------------------------------------------- cost
+def money(value):
+    v = _num(value)
+    return DASH if v is None else f"${v:,.2f}"
+
+
+def cost_lines(cost, label="measured throughput"):
+    if not cost:
+        return []
+    return [f"Cost at the {label}: {money(cost.get('per_million_output_tokens'))} per million output tokens, "
+            f"{money(cost.get('per_million_total_tokens'))} per million input + output tokens "
+            f"({money(cost.get('gpu_hour_cost'))} per GPU-hour x {cost.get('gpus')} GPUs)."]
+
+
+def _cost_markdown(cost):
+    if not cost:
+        return []
+    return ["## Cost per million tokens", "",
+            *markdown_table(("Tokens", "Throughput (tokens/s)", "$ per million"),
+                            [("Output", fmt(cost.get("output_tokens_per_s")), money(cost.get("per_million_output_tokens"))),
+                             ("Input + output", fmt(cost.get("total_tokens_per_s")),
+                              money(cost.get("per_million_total_tokens")))], right=(1, 2)),
+            "", f"`{cost['formula']}`, with {money(cost.get('gpu_hour_cost'))} per GPU-hour "
+            f"(`benchmark_gpu_hour_cost`) and {cost.get('gpus')} GPUs: the price is yours, the catalog publishes "
+            "none.", ""]
+
+
+# --------------------------------------------------------------------------- comparison
+COMPARE_HEADER = ("Metric", "Earlier", "This run", "Delta", "Verdict")
+
+
+def comparison_rows(comparison):
+    return [(r["label"], fmt(r["previous"]), fmt(r["current"]), fmt_delta(r["delta_pct"]), r["verdict"])
+            for r in (comparison or {}).get("rows") or []]
+
+
+def _comparison_markdown(comparison, note=None):
+    if not comparison and not note:
+        return []
+    out = ["## Compared with an earlier run", ""]
+    if not comparison:
+        return [*out, note, ""]
+    ref = comparison["reference"]
+    out += [f"Against `{ref.get('cluster')}/{ref.get('target')}/{ref.get('run_id')}` (concurrency "
+            f"{ref.get('concurrency')}, {ref.get('request_count')} requests), tolerance "
+            f"{comparison['tolerance'] * 100:g} % (the gate's): **{comparison['verdict']}**.", ""]
+    out += markdown_table(COMPARE_HEADER, comparison_rows(comparison), right=(1, 2, 3))
+    return [*out, ""]
+
+
+# --------------------------------------------------------------------------- provenance
+def provenance_rows(prov):
+    if not prov:
+        return []
+    trace = prov.get("trace") or {}
+    aiperf = prov.get("aiperf") or {}
+    match = {True: " (matches the staged trace's expected checksum)", False: " (DIFFERS from the expected "
+             f"{trace.get('expected_sha256')})", None: ""}[trace.get("sha256_matches")]
+    rows = [("Collection", f"{(prov.get('collection') or {}).get('name')} {(prov.get('collection') or {}).get('version') or DASH}"),
+            ("AIPerf", f"{aiperf.get('version') or DASH} (image `{aiperf.get('image') or DASH}`)"),
+            ("Images", ", ".join(f"`{i}`" for i in prov.get("images") or []) or DASH),
+            ("Command lines (sha256)", f"`{prov.get('command_lines_sha256') or DASH}`"),
+            ("Plan (sha256)", f"`{prov.get('plan_sha256') or DASH}`"),
+            ("Plan inputs", ", ".join(f"{k}={v}" for k, v in sorted((prov.get("plan_inputs") or {}).items())) or DASH),
+            ("Checkpoint", f"`{prov.get('checkpoint') or DASH}` served as `{prov.get('served_model_name') or DASH}`"),
+            ("SKU, nodes, GPUs", f"{prov.get('sku') or DASH}, {prov.get('nodes') or DASH}, {prov.get('gpus') or DASH}"),
+            ("Trace", f"{trace.get('name') or DASH}"
+                      + (f" from {trace['source']}" if trace.get("source") else "")
+                      + f": sha256 `{trace.get('sha256') or DASH}`{match}, "
+                      f"{trace.get('lines') or DASH} lines; replayed {trace.get('replayed_lines') or DASH} "
+                      f"(sha256 `{trace.get('replayed_sha256') or DASH}`)"),
+            ("Started / finished (UTC)", f"{prov.get('started') or DASH} / {prov.get('finished') or DASH}")]
+    return rows
+
+
+def _provenance_markdown(prov):
+    if not prov:
+        return []
+    return ["## Stack (reproducibility)", "", *markdown_table(("What", "Value"), provenance_rows(prov)), ""]
+
+
+# --------------------------------------------------------------------------- printed
+def printed_lines(rows, percentiles=None, slo=None, cost=None, comparison=None, comparison_note=None):
+    """What the play prints for one run: the headline table, the percentiles, goodput, cost, comparison."""
+    out = table_lines(rows)
+    prows = percentile_rows(percentiles)
+    if prows:
+        out += ["", *text_table(PERCENTILE_HEADER, [percentile_cells(r) for r in prows], right=(1, 2, 3, 4))]
+    if slo:
+        out += ["", slo_headline(slo)]
+        for o in slo.get("objectives") or []:
+            tail = "" if _num(o.get("tail")) is None else f", {o['tail_stat']} {fmt(o['tail'])} {o['unit']}"
+            out.append(f"  {o['key']} {'>=' if o['direction'] == 'higher' else '<='} {fmt(o['threshold'])} "
+                       f"{o['unit']}: met by {_share(o.get('share_met'))} of requests{tail}: "
+                       f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
+        for o in slo.get("run_objectives") or []:
+            out.append(f"  {o['key']} <= {_share(o['threshold'])}: measured {_share(o.get('measured'))}: "
+                       f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
+    if cost:
+        out += ["", *cost_lines(cost)]
+    if comparison:
+        out += ["", f"Compared with {comparison['reference'].get('run_id')} (tolerance "
+                    f"{comparison['tolerance'] * 100:g} %): {comparison['verdict']}"]
+        out += text_table(("  Metric", "Earlier", "This run", "Delta", "Verdict"),
+                          [(f"  {cells[0]}", *cells[1:]) for cells in comparison_rows(comparison)], right=(1, 2, 3))
+    elif comparison_note:
+        out += ["", comparison_note]
+    return out
 
 
 # --------------------------------------------------------------------------- sweep
-def _nice_ticks(lo, hi, count=5):
-    """Round tick values covering [lo, hi]."""
-    if hi <= lo:
-        hi = lo + 1.0
-    raw = (hi - lo) / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.floor(lo / step) * step
-    ticks, v = [], start
-    while v < hi + step * 0.999:
-        ticks.append(round(v, 10))
-        v += step
-    return ticks
-
-
-def _point_xy(point, y_metric):
-    m = (point or {}).get("metrics") or {}
-    return _num(m.get("output_tokens_per_s_per_user_p50")), _num(m.get(y_metric))
-
-
 def sweep_y_metric(points):
     """Per-GPU throughput when known for any point, else total output tokens/s."""
     if any(_num(((p or {}).get("metrics") or {}).get("output_tokens_per_s_per_gpu")) is not None for p in points):
@@ -482,100 +592,24 @@ def _sorted_points(points):
                   key=lambda p: (_num(p.get("concurrency")) is None, _num(p.get("concurrency")) or 0))
 
 
-def sweep_svg(points, title, expected=None):
-    """Throughput vs interactivity of a concurrency sweep.
-
-    x = output tokens/s per user p50 (interactivity), y = output tokens/s per GPU (total when no GPU count),
-    one labelled point per concurrency joined in concurrency order; the expected operating point
-    (``expected`` from the catalog) is drawn as an orange diamond when it has both coordinates.
-    """
-    points = _sorted_points(points)
-    y_metric = sweep_y_metric(points)
-    exp = _expected_dict(expected)
-    exp_x = _num(exp.get("output_tokens_per_s_per_user_p50"))
-    exp_y = _num(exp.get(y_metric))
-    plotted = [(p, *_point_xy(p, y_metric)) for p in points]
-    plotted = [(p, x, y) for p, x, y in plotted if x is not None and y is not None]
-    skipped = [p for p in points if all(p is not q for q, _, _ in plotted)]
-
-    width, height = 900, 560
-    ml, mr, mt, mb = 96, 40, 92, 78
-    pw, ph = width - ml - mr, height - mt - mb
-    xs = [x for _, x, _ in plotted] + ([exp_x] if exp_x is not None and exp_y is not None else [])
-    ys = [y for _, _, y in plotted] + ([exp_y] if exp_x is not None and exp_y is not None else [])
-    body = [_t(20, 34, title, size=20, weight="bold")]
-    ylabel = ("Output tokens/s per GPU" if y_metric == "output_tokens_per_s_per_gpu"
-              else "Output tokens/s (total)")
-    body.append(_t(20, 58, f"{ylabel} versus output tokens/s per user p50, one point per concurrency; "
-                   "up and to the right is better", size=13, fill=COLOURS["muted"]))
-    if not xs:
-        body.append(_t(width / 2, height / 2, "no sweep point has both metrics", size=16, anchor="middle",
-                       fill=COLOURS["muted"]))
-        return _svg(width, height, title, body)
-    xt = _nice_ticks(0.0, max(xs) * 1.08)
-    yt = _nice_ticks(0.0, max(ys) * 1.08)
-    x_max, y_max = xt[-1], yt[-1]
-
-    def px(x):
-        return ml + pw * x / x_max
-
-    def py(y):
-        return mt + ph - ph * y / y_max
-
-    for v in xt:
-        body.append(f'<line x1="{px(v):.1f}" y1="{mt}" x2="{px(v):.1f}" y2="{mt + ph}" '
-                    f'stroke="{COLOURS["grid"]}" stroke-width="1"/>')
-        body.append(_t(px(v), mt + ph + 20, fmt_tick(v), size=13, anchor="middle", fill=COLOURS["muted"]))
-    for v in yt:
-        body.append(f'<line x1="{ml}" y1="{py(v):.1f}" x2="{ml + pw}" y2="{py(v):.1f}" '
-                    f'stroke="{COLOURS["grid"]}" stroke-width="1"/>')
-        body.append(_t(ml - 8, py(v) + 5, fmt_tick(v), size=13, anchor="end", fill=COLOURS["muted"]))
-    body.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="none" stroke="{COLOURS["muted"]}"/>')
-    body.append(_t(ml + pw / 2, height - 28, "Output tokens/s per user p50 (interactivity, higher is better)",
-                   size=14, anchor="middle"))
-    cy = mt + ph / 2
-    body.append(_t(24, cy, f"{ylabel} (higher is better)", size=14, anchor="middle",
-                   extra=f' transform="rotate(-90 24 {cy:.1f})"'))
-    if len(plotted) > 1:
-        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for _, x, y in plotted)
-        body.append(f'<polyline points="{path}" fill="none" stroke="{COLOURS["curve"]}" stroke-width="2.5"/>')
-    if exp_x is not None and exp_y is not None:
-        ex, ey = px(exp_x), py(exp_y)
-        body.append(f'<polygon points="{ex:.1f},{ey - 9:.1f} {ex + 9:.1f},{ey:.1f} {ex:.1f},{ey + 9:.1f} '
-                    f'{ex - 9:.1f},{ey:.1f}" fill="{COLOURS["target"]}" stroke="#ffffff" stroke-width="1.5"/>')
-        conc = exp.get("concurrency")
-        label = "expected" + (f" (c={conc})" if conc is not None else "")
-        body.append(_t(ex + 12, ey + 18, label, size=13, weight="bold", fill=COLOURS["target"]))
-    for p, x, y in plotted:
-        cx, cyy = px(x), py(y)
-        body.append(f'<circle cx="{cx:.1f}" cy="{cyy:.1f}" r="5.5" fill="{COLOURS["curve"]}" '
-                    f'stroke="#ffffff" stroke-width="1.5"><title>concurrency {xml_escape(p.get("concurrency"))}: '
-                    f"{fmt(y)} {ylabel.lower()}, {fmt(x)} tokens/s/user</title></circle>")
-        anchor = "end" if cx > ml + pw - 60 else "start"
-        body.append(_t(cx + (-9 if anchor == "end" else 9), cyy - 9, f"c={p.get('concurrency')}", size=13,
-                       anchor=anchor, weight="bold"))
-    # legend, top right: the ideal corner, empty on a real curve
-    has_exp = exp_x is not None and exp_y is not None
-    lx, ly = ml + pw - 290, mt + 22
-    body.append(f'<rect x="{lx - 10}" y="{ly - 16}" width="290" height="{50 if has_exp else 28}" rx="3" '
-                f'fill="#ffffff" fill-opacity="0.9" stroke="{COLOURS["grid"]}"/>')
-    body.append(f'<circle cx="{lx + 7}" cy="{ly - 5}" r="5.5" fill="{COLOURS["curve"]}"/>')
-    body.append(_t(lx + 18, ly, "measured (c = concurrency)", size=13))
-    if has_exp:
-        body.append(f'<polygon points="{lx + 7},{ly + 9} {lx + 14},{ly + 16} {lx + 7},{ly + 23} {lx},{ly + 16}" '
-                    f'fill="{COLOURS["target"]}"/>')
-        body.append(_t(lx + 18, ly + 21, "expected operating point (published)", size=13))
-    if skipped:
-        names = ", ".join(f"c={p.get('concurrency')}" for p in skipped)
-        body.append(_t(ml, height - 8, f"not plotted (metrics missing): {names}", size=12, fill=COLOURS["muted"]))
-    return _svg(width, height, title, body)
-
-
 SWEEP_HEADER = ("Concurrency", "tok/s", "tok/s/GPU", "tok/s/user p50", "TTFT p50 (ms)", "Failed")
+SWEEP_SLO_HEADER = ("Good share", "Goodput (req/s)", "Objectives")
+SWEEP_COST_HEADER = ("$/M output",)
+
+
+def sweep_header(points):
+    """SWEEP_HEADER, plus the SLO columns when any point was judged and the cost column when priced."""
+    header = SWEEP_HEADER
+    if any(p.get("slo") for p in points or [] if isinstance(p, dict)):
+        header += SWEEP_SLO_HEADER
+    if any(p.get("cost") for p in points or [] if isinstance(p, dict)):
+        header += SWEEP_COST_HEADER
+    return header
 
 
 def sweep_rows(points):
-    """Display cells per sweep point (concurrency order), matching SWEEP_HEADER."""
+    """Display cells per sweep point (concurrency order), matching ``sweep_header(points)``."""
+    header = sweep_header(points)
     rows = []
     for p in _sorted_points(points):
         m = p.get("metrics") or {}
@@ -584,38 +618,91 @@ def sweep_rows(points):
         failed = DASH if failing is None else f"{_count(failing)} / {_count(total)}"
         if failing and ratio is not None:
             failed += f" ({ratio * 100:.1f} %)"
-        rows.append((str(p.get("concurrency", DASH)), fmt(m.get("output_tokens_per_s")),
-                     fmt(m.get("output_tokens_per_s_per_gpu")), fmt(m.get("output_tokens_per_s_per_user_p50")),
-                     fmt(m.get("ttft_p50_ms")), failed))
+        row = (str(p.get("concurrency", DASH)), fmt(m.get("output_tokens_per_s")),
+               fmt(m.get("output_tokens_per_s_per_gpu")), fmt(m.get("output_tokens_per_s_per_user_p50")),
+               fmt(m.get("ttft_p50_ms")), failed)
+        if SWEEP_SLO_HEADER[0] in header:
+            slo = p.get("slo") or {}
+            row += (_share(slo.get("good_fraction")), fmt(slo.get("goodput_per_s")),
+                    DASH if not slo else ("met" if slo.get("met") else "missed"))
+        if SWEEP_COST_HEADER[0] in header:
+            row += (money((p.get("cost") or {}).get("per_million_output_tokens")),)
+        rows.append(row)
     return rows
 
 
-def sweep_markdown(context, points, expected=None):
-    """sweep.md: title, one table row per concurrency, the expected operating point, the chart."""
+def recommendation_lines(recommendation, search=None):
+    """The operating point: the highest concurrency meeting the objectives, its goodput, cost, evidence."""
+    if not recommendation:
+        return []
+    rec = recommendation
+    if rec.get("concurrency") is None:
+        out = [f"**No recommendation**: {rec['reason']}."]
+    else:
+        out = [f"**Recommended concurrency: {rec['concurrency']}** (run `{rec.get('run_id')}`): goodput "
+               f"{fmt(rec.get('goodput_per_s'))} requests/s, {_share(rec.get('good_fraction'))} of requests meeting "
+               f"every objective, {fmt(rec.get('output_tokens_per_s'))} output tokens/s. {rec['reason'][0].upper()}"
+               f"{rec['reason'][1:]}."]
+        out += [f"{line}" for line in cost_lines(rec.get("cost"), "recommended point")]
+    if rec.get("non_monotonic"):
+        out.append("Note: a lower concurrency missed the objectives while a higher one met them; rerun the "
+                   "lower points before trusting the boundary.")
+    if search:
+        span = (", ".join(str(c) for c in search["candidates"]) if search.get("candidates")
+                else "{}..{}".format(*search.get("range") or (DASH, DASH)))
+        probes = ", ".join(f"{p['concurrency']} ({'met' if p['met'] else 'missed'})" for p in search.get("probes") or [])
+        out += ["", f"Search ({search.get('method')}): {search.get('runs')} of at most {search.get('max_runs')} "
+                    f"runs over {span}, stopped: {search.get('reason')}. Probes in order: {probes or DASH}. "
+                    f"Bracket: highest met {search.get('feasible_max') or DASH}, lowest missed "
+                    f"{search.get('infeasible_min') or DASH}."]
+    return out
+
+
+def sweep_markdown(context, points, expected=None, details=None):
+    """sweep.md: title, one table row per concurrency, the expected operating point, the recommendation
+    (with ``details``: ``recommendation``, ``search``, ``slo``, ``charts``, ``html``), the charts."""
     context = context or {}
+    details = details or {}
     cluster = context.get("cluster") or DASH
     target = context.get("target") or DASH
-    out = [f"# Concurrency sweep: {target} on {cluster}", ""]
+    kind = "Concurrency search" if details.get("search") else "Concurrency sweep"
+    out = [f"# {kind}: {target} on {cluster}", ""]
     facts = [("Cluster", cluster), ("Target", f"`{target}`"), ("Run", f"`{context.get('run_id') or DASH}`"),
              ("Date", _title_date(context))]
     if context.get("gpus") is not None:
         facts.append(("GPUs", context["gpus"]))
     out += [" · ".join(f"**{k}**: {v}" for k, v in facts), ""]
+    if details.get("html"):
+        out += [f"The same report with its charts as one self-contained page: `{details['html']}`.", ""]
+    slo = details.get("slo")
+    if slo:
+        objectives = ", ".join(f"`{k} {'>=' if k == 'tokens_per_s_per_user' else '<='} {v:g}`"
+                               for k, v in slo.items())
+        out += [f"Objectives: {objectives}; a run meets them when at least "
+                f"{details.get('attainment', 0.95) * 100:g} % of its requests meet every one (AIPerf goodput).", ""]
+    out += recommendation_lines(details.get("recommendation"), details.get("search"))
+    if details.get("recommendation"):
+        out.append("")
+    header = sweep_header(points)
     body = sweep_rows(points)
     exp = _expected_dict(expected)
     if comparable(exp) or (exp and any(_num(v) is not None for v in exp.values())):
-        body.append((f"expected (c={exp.get('concurrency', DASH)})", fmt(exp.get("output_tokens_per_s")),
-                     fmt(exp.get("output_tokens_per_s_per_gpu")), fmt(exp.get("output_tokens_per_s_per_user_p50")),
-                     fmt(exp.get("ttft_p50_ms")),
-                     f"{_count(exp.get('requests_failing'))} / {_count(exp.get('requests_total'))}"
-                     if _num(exp.get("requests_failing")) is not None else DASH))
-    out += markdown_table(SWEEP_HEADER, body, right=(1, 2, 3, 4))
+        row = (f"expected (c={exp.get('concurrency', DASH)})", fmt(exp.get("output_tokens_per_s")),
+               fmt(exp.get("output_tokens_per_s_per_gpu")), fmt(exp.get("output_tokens_per_s_per_user_p50")),
+               fmt(exp.get("ttft_p50_ms")),
+               f"{_count(exp.get('requests_failing'))} / {_count(exp.get('requests_total'))}"
+               if _num(exp.get("requests_failing")) is not None else DASH)
+        body.append(row + (DASH,) * (len(header) - len(row)))
+    out += markdown_table(header, body, right=(1, 2, 3, 4))
     out.append("")
     if exp and exp.get("comparable") is False:
         out += ["The published figures were measured at a different operating point (`comparable: false`).", ""]
-    chart = context.get("chart", "sweep.svg")
-    if chart:
-        out += [f"![Throughput versus interactivity]({chart})", "", f"File: `{chart}`", ""]
+    charts = details.get("charts")
+    if charts is None:
+        chart = context.get("chart", "sweep.svg")
+        charts = [("Throughput versus interactivity", chart)] if chart else []
+    for title, name in charts:
+        out += [f"![{title}]({name})", "", f"{title}: `{name}`", ""]
     if context.get("aiperf_version"):
         out += [f"AIPerf version {context['aiperf_version']}.", ""]
     if context.get("command"):

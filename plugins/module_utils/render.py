@@ -8,6 +8,9 @@ adopted in place: the DynamoGraphDeployment, its ``<name>-frontend`` Service, th
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report
 
 DGD_API_VERSION = "nvidia.com/v1beta1"
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
@@ -317,34 +320,49 @@ sys.exit("model %s never appeared at %s" % (os.environ["TARGET_MODEL"], url))
 PY"""
 
 
+def _job_report_script() -> str:
+    """aiperf_job_report.py, run in the Job after AIPerf (the same file the controller imports)."""
+    return Path(aiperf_job_report.__file__).read_text(encoding="utf-8")
+
+
 def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_count: int, image: str,
                deadline_s: int, warmup_requests: int = 5, warmup_isl: int = 8000, warmup_osl: int = 1000,
-               workers_max: int | None = None, extra_args: list | None = None) -> dict:
+               workers_max: int | None = None, extra_args: list | None = None, goodput: str | None = None) -> dict:
     """The recipe's AIPerf Job: five sequential warm-up requests, then the agentic trace replayed with
     mooncake_trace, streaming, at the target's concurrency; artifacts on the PVC under a per-run
-    directory; the summary printed between markers so it travels through the pod log."""
+    directory; the summary printed between markers so it travels through the pod log.
+
+    ``goodput`` is AIPerf's ``--goodput`` value (the user's objectives, per request). After AIPerf the Job
+    prints the run's facts (trace checksums, UTC times) and one compact row per request
+    (``aiperf_job_report``)."""
     trace = plan["benchmark"]["trace"]
     common = ('-m "$TARGET_MODEL" --tokenizer "$TOKENIZER" --url "http://$ENDPOINT" --endpoint-type chat '
               "--streaming --ui-type simple")
     extra = " ".join(str(a) for a in (extra_args or []))
     script = "\n".join([
         "set -u",
+        'STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"',
         'RUN_DIR="$ROOT_ARTIFACT_DIR/$RUN_ID"',
         'mkdir -p "$RUN_DIR"',
         'test -s "$TRACE_FILE" || { echo "benchmark trace $TRACE_FILE is missing on the model cache PVC: '
         'stage it with the model_cache role" >&2; exit 2; }',
         'head -n "$REQUEST_COUNT" "$TRACE_FILE" > "$RUN_DIR/trace.jsonl"',
         _MODEL_WAIT,
-        'echo "warm-up: $WARMUP_REQUESTS sequential requests"',
+        'if [ "$WARMUP_REQUESTS" -gt 0 ]; then echo "warm-up: $WARMUP_REQUESTS sequential requests"',
         f'aiperf profile {common} --isl "$WARMUP_ISL" --osl "$WARMUP_OSL" --concurrency 1 '
         f'--request-count "$WARMUP_REQUESTS" --artifact-dir "$RUN_DIR/warmup" {extra} || echo "warm-up failed: continuing"',
+        'else echo "warm-up: skipped"; fi',
         'echo "profiling: $REQUEST_COUNT requests at concurrency $CONCURRENCY"',
         f'aiperf profile {common} --input-file "$RUN_DIR/trace.jsonl" --custom-dataset-type {trace["custom_dataset_type"]} '
         '--request-count "$REQUEST_COUNT" --prompt-input-tokens-block-size 512 --use-server-token-count '
         '--extra-inputs ignore_eos:true --concurrency "$CONCURRENCY" --workers-max "$WORKERS_MAX" --random-seed 42 '
-        f'--request-timeout-seconds 1200 --artifact-dir "$RUN_DIR/profile" {extra}',
+        '--request-timeout-seconds 1200 --artifact-dir "$RUN_DIR/profile" ${GOODPUT:+--goodput "$GOODPUT"} '
+        f'{extra}',
         "rc=$?",
         'echo "aiperf exit code: $rc"',
+        "STARTED=\"$STARTED\" RUN_DIR=\"$RUN_DIR\" AIPERF_RC=\"$rc\" python3 - <<'PY' || echo \"run report failed\"",
+        _job_report_script().rstrip(),
+        "PY",
         'S="$RUN_DIR/profile/profile_export_aiperf.json"',
         f'if [ -s "$S" ]; then echo "{SUMMARY_BEGIN}"; cat "$S"; echo; echo "{SUMMARY_END}"; fi',
         'R="$RUN_DIR/profile/profile_export.jsonl"',
@@ -366,6 +384,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
         "TRACE_FILE": f"{TRACE_MOUNT}/{trace['path_on_cache']}",
         "ROOT_ARTIFACT_DIR": AIPERF_ROOT,
         "RUN_ID": run_id,
+        **({"GOODPUT": goodput} if goodput else {}),
         "HF_HOME": TRACE_MOUNT,
         "HF_HUB_OFFLINE": "1",
         "AIPERF_HTTP_CONNECTION_LIMIT": "200",

@@ -125,7 +125,9 @@ metrics:
       C(ttft_p50_ms), C(ttft_p90_ms), C(ttft_p99_ms), C(itl_avg_ms), C(itl_p50_ms), C(itl_p99_ms),
       C(request_latency_avg_ms), C(request_latency_p50_ms), C(request_latency_p90_ms), C(request_latency_p99_ms),
       C(benchmark_duration_s), C(input_sequence_length_avg), C(output_sequence_length_avg), C(total_output_tokens),
-      plus C(aiperf_version), C(schema_version) and C(source).
+      C(itl_p90_ms), C(output_tokens_per_s_per_user_p10), C(output_tokens_per_s_per_user_p1) (the slowest users),
+      C(total_tokens_per_s), and AIPerf's goodput with C(--goodput) - C(goodput_per_s), C(good_request_count),
+      C(good_request_fraction) (good / attempted) - plus C(aiperf_version), C(schema_version) and C(source).
   returned: always
   type: dict
   sample: {"requests_total": 24.0, "requests_passing": 20.0, "requests_failing": 4.0, "failed_ratio": 0.1667,
@@ -165,6 +167,24 @@ all_failed:
   description: True when every request failed (AIPerf wrote no summary, only per-request error records).
   returned: always
   type: bool
+percentiles:
+  description:
+    - C(ttft_ms), C(itl_ms), C(e2e_ms) and C(tokens_per_s_per_user), each with C(unit), C(direction), C(avg),
+      C(min), C(p1) ... C(p99), C(max), C(std) and C(count) as AIPerf computed them (ms, tokens/s).
+  returned: always
+  type: dict
+requests:
+  description:
+    - One row per profiled request - C(ttft_ms), C(itl_ms), C(e2e_ms), C(tokens_per_s_per_user), C(osl), C(good)
+      (AIPerf's per-request goodput verdict, null without SLOs) and C(error) (code or type of a failed request).
+    - From the Job log's C(=== AIPERF REQUESTS BEGIN/END ===) block, or from an artifact directory's records.
+  returned: always
+  type: list
+  elements: dict
+run_info:
+  description: What the benchmark Job printed about its run (C(=== INFEROPS RUN BEGIN/END ===)) - trace SHA-256 and line counts, UTC start and end, AIPerf version; null when absent.
+  returned: always
+  type: dict
 summary_raw:
   description: The raw AIPerf summary dict (profile_export_aiperf.json), null when it came from CSV or JSONL.
   returned: always

@@ -1,44 +1,9 @@
-"""Helpers to run the collection's playbooks the way a user does."""
+"""Fixtures to run the collection's playbooks the way a user does (the runners live in deploy_helpers)."""
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-
-
-@dataclass
-class PlaybookRun:
-    rc: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-    def recap(self, host: str) -> dict:
-        match = re.search(rf"^{re.escape(host)}\s*:\s*(.*)$", self.stdout, re.M)
-        assert match, f"no PLAY RECAP line for {host}:\n{self.stdout[-2000:]}"
-        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
-
-
-def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
-    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}
-    path = playbook if isinstance(playbook, Path) else REPO / "playbooks" / playbook
-    proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+from deploy_helpers import REPO, DeployEnv, run_playbook
 
 
 @pytest.fixture
@@ -53,19 +18,6 @@ def playbook_at():
 
 
 # ---------------------------------------------------------------------------- deploy fixtures
-@dataclass
-class DeployEnv:
-    """One namespace on one kubesim cluster, with a temporary inventory pointing at it."""
-
-    cluster: object
-    namespace: str
-    inventory: Path
-    dyn: object
-
-    def run(self, playbook_name: str, *args: str, timeout: int = 600, extra_env: dict | None = None) -> PlaybookRun:
-        return run_playbook(playbook_name, "-i", str(self.inventory), *args, timeout=timeout, extra_env=extra_env)
-
-
 @pytest.fixture(scope="session")
 def kubesim_factory(tmp_path_factory):
     """Extra kubesim daemons with their own node inventory / storage classes / CRDs (cached per config)."""

@@ -3,14 +3,19 @@ and small readers of the live objects (through the kubernetes dynamic client, li
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
 GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
 TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
 MANAGED_BY = "app.kubernetes.io/managed-by=inferops.dynamo"
@@ -33,6 +38,45 @@ TARGET_ARGS = {
     "vllm-agg-mi350x": ["-e", "sku=mi350x", "-e", "mode=agg", "-e", "framework=vllm",
                         "-e", "checkpoint_repo=example-org/muse-spark-mxfp4"],
 }
+
+
+@dataclass
+class PlaybookRun:
+    rc: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    def recap(self, host: str) -> dict:
+        match = re.search(rf"^{re.escape(host)}\s*:\s*(.*)$", self.stdout, re.M)
+        assert match, f"no PLAY RECAP line for {host}:\n{self.stdout[-2000:]}"
+        return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
+
+
+def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
+    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}
+    path = playbook if isinstance(playbook, Path) else REPO / "playbooks" / playbook
+    proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class DeployEnv:
+    """One namespace on one kubesim cluster, with a temporary inventory pointing at it."""
+
+    cluster: object
+    namespace: str
+    inventory: Path
+    dyn: object
+
+    def run(self, playbook_name: str, *args: str, timeout: int = 600, extra_env: dict | None = None) -> PlaybookRun:
+        return run_playbook(playbook_name, "-i", str(self.inventory), *args, timeout=timeout, extra_env=extra_env)
 
 
 def rehearsal_vars() -> dict:

@@ -1,9 +1,11 @@
 """A target first deployed by hand with the recipe's kubectl steps is adopted by deploy.yml, on kubesim
 and on the real control plane.
 
-The "hand" objects are made by the real kubectl (built by `make control-plane`), as the recipe page
-does: `kubectl create namespace`, `kubectl create secret generic --from-literal`, `kubectl apply -f`
-of the cache PVC, the download Job and the DGD (no field manager of ours, no labels of ours).
+On the real control plane the "hand" objects are made by the real kubectl (built by `make
+control-plane`), as the recipe page does: `kubectl create namespace`, `kubectl create secret generic
+--from-literal`, `kubectl apply -f` of the cache PVC, the download Job and the DGD (no field manager of
+ours, no labels of ours). kubesim cannot serve the real kubectl (it sends protobuf bodies and, over plain
+HTTP, no token: docs/kubesim.md), so there the same objects are POSTed with the kubernetes client.
 
 What happens to a hand-made `model-download` Job:
 * same containers (image, command, args, env) as the collection renders -> adopted: not rerun, its
@@ -12,13 +14,14 @@ What happens to a hand-made `model-download` Job:
   collection's spec. `hf download` finds the files already in the cache, the PVC and its data stay.
 """
 
+import base64
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import DGD, get, items
+from deploy_helpers import DGD, get, items, res
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -64,15 +67,41 @@ def kubectl(env, *args: str, stdin: str | None = None) -> str:
     return proc.stdout
 
 
-def kubectl_apply(env, obj: dict) -> None:
-    kubectl(env, "apply", "-n", env.namespace, "-f", "-", stdin=yaml.safe_dump(obj))
+class ByHand:
+    """The recipe's manual steps: the real kubectl on the real control plane, plain POSTs on kubesim."""
+
+    def __init__(self, env):
+        self.env = env
+        self.kubectl = getattr(env.cluster, "server", "").startswith("https")
+
+    def namespace(self) -> None:
+        if self.kubectl:
+            kubectl(self.env, "create", "namespace", self.env.namespace)
+        else:
+            res(self.env.dyn, "v1", "Namespace").create(body={"metadata": {"name": self.env.namespace}})
+
+    def token_secret(self, token: str) -> None:
+        if self.kubectl:
+            kubectl(self.env, "create", "secret", "generic", "hf-token-secret", "-n", self.env.namespace,
+                    f"--from-literal=HF_TOKEN={token}")
+        else:
+            res(self.env.dyn, "v1", "Secret").create(namespace=self.env.namespace, body={
+                "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "hf-token-secret"},
+                "data": {"HF_TOKEN": base64.b64encode(token.encode()).decode()}})
+
+    def apply(self, obj: dict) -> None:
+        if self.kubectl:
+            kubectl(self.env, "apply", "-n", self.env.namespace, "-f", "-", stdin=yaml.safe_dump(obj))
+        else:
+            res(self.env.dyn, obj["apiVersion"], obj["kind"]).create(namespace=self.env.namespace, body=obj)
 
 
 def make_by_hand(env, manifests, job_command=None):
     dyn, ns = env.dyn, env.namespace
-    kubectl(env, "create", "namespace", ns)
-    kubectl(env, "create", "secret", "generic", "hf-token-secret", "-n", ns, "--from-literal=HF_TOKEN=hf_by_hand_token")
-    kubectl_apply(env, {
+    hand = ByHand(env)
+    hand.namespace()
+    hand.token_secret("hf_by_hand_token")
+    hand.apply({
         "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "shared-model-cache"},
         "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "shared-rwx",
                  "resources": {"requests": {"storage": "1500Gi"}}}})
@@ -82,9 +111,9 @@ def make_by_hand(env, manifests, job_command=None):
     job["spec"]["template"]["metadata"] = {}
     if job_command:
         job["spec"]["template"]["spec"]["containers"][0]["command"] = job_command
-    kubectl_apply(env, job)
+    hand.apply(job)
     wait(lambda: job_complete(dyn, ns, "model-download"), what="hand-made download Complete")
-    kubectl_apply(env, by_hand(manifests["DynamoGraphDeployment"]))
+    hand.apply(by_hand(manifests["DynamoGraphDeployment"]))
     # a file the human's download left in the cache
     vol = Path(env.cluster.kubeconfig).parent / "0" / "volumes" / ns / "shared-model-cache"
     assert vol.is_dir()

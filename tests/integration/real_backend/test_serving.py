@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from deploy_helpers import DGD, get, items, write_inventory
+from deploy_helpers import DGD, TARGET_ARGS, get, items, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -66,11 +66,15 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
     # as a pod, reached the frontend by the Service's name, and its summary came back through the log.
     results = inv.parent / "results"
     bench = playbook("benchmark.yml", "-i", str(inv), *GB300_AGG, "-e", "benchmark_tolerance=0.9",
-                     "-e", f"benchmark_results_dir={results}")
+                     "-e", '{"benchmark_concurrency": [8, 16]}', "-e", f"benchmark_results_dir={results}")
     assert bench.rc == 0, bench.output[-4000:]
-    (summary_file,) = results.rglob("summary.json")
-    summary = json.loads(summary_file.read_text())
-    assert summary["context"]["request_count"] == 36 and summary["failures"]["count"] == 0
+    summaries = {json.loads(f.read_text())["context"]["concurrency"]: json.loads(f.read_text())
+                 for f in results.rglob("summary.json")}
+    assert list(results.rglob("sweep.json")), "the sweep wrote no sweep.json"
+    assert set(summaries) >= {8, 16}, sorted(results.rglob("*"))
+    for point in (8, 16):
+        assert summaries[point]["context"]["request_count"] == 36 and summaries[point]["failures"]["count"] == 0
+    assert summaries[16]["context"]["gated"] and not summaries[8]["context"]["gated"]
 
 
 def test_download_job_failure_is_the_real_job_controllers(real_cluster, real_dyn, real_env, playbook):
@@ -122,3 +126,24 @@ def test_the_api_server_stopped_mid_run_and_restarted_converges(real_cluster, re
     assert again.rc == 0 and again.recap("rehearsal")["changed"] == 0
     assert len(items(real_dyn, *DGD, ns)) == 1
     assert len(items(real_dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component-type=worker")) == 1
+
+
+@pytest.mark.parametrize("target", ["sglang-disagg-gb200", "sglang-kv-router-gb300", "vllm-agg-gb200",
+                                    "vllm-agg-b200", "vllm-agg-mi355x"])
+def test_the_molecule_targets_deploy_rerun_unchanged_and_tear_down_keeping_the_cache(real_dyn, real_env, playbook,
+                                                                                     target):
+    """The targets of molecule/ (which run on kubesim), on the real control plane: the disaggregated
+    GB200 target's ComputeDomain channels are allocated by the real scheduler's DRA plugin."""
+    ns, inv = real_env
+    args = ["-i", str(inv), *TARGET_ARGS[target]]
+    first = playbook("deploy.yml", *args)
+    assert first.rc == 0 and "Smoke test passed" in first.stdout, first.output[-4000:]
+    second = playbook("deploy.yml", *args)
+    assert second.rc == 0 and second.recap("rehearsal")["changed"] == 0, second.output[-4000:]
+    if target == "sglang-disagg-gb200":
+        claims = items(real_dyn, "resource.k8s.io/v1", "ResourceClaim", ns)
+        assert len(claims) == 2 and all(c["status"]["allocation"]["devices"]["results"][0]["driver"]
+                                        == "compute-domain.nvidia.com" for c in claims)
+    down = playbook("teardown.yml", *args)
+    assert down.rc == 0, down.output[-4000:]
+    assert get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)["status"]["phase"] == "Bound"

@@ -28,4 +28,13 @@ def test_last_block_wins_and_unterminated_block_ignored():
 
 
 def test_no_markers():
-    assert extract_sections("nothing here") == {"summary": None, "csv": None, "records": None}
+    assert extract_sections("nothing here") == {"summary": None, "csv": None, "records": None,
+                                                 "requests": None, "run": None}
+
+
+def test_the_jobs_own_blocks():
+    text = ("=== INFEROPS RUN BEGIN ===\n{\"trace_sha256\": \"ab\"}\n=== INFEROPS RUN END ===\n"
+            "=== AIPERF REQUESTS BEGIN ===\nttft_ms,itl_ms\n1,2\n=== AIPERF REQUESTS END ===\n")
+    sections = extract_sections(text)
+    assert sections["run"] == '{"trace_sha256": "ab"}'
+    assert sections["requests"] == "ttft_ms,itl_ms\n1,2"
