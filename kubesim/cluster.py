@@ -174,9 +174,6 @@ class SimCluster:
             s.raw_put("/nodes", node)
         for sc in parse_storage_classes(self.config.storage_classes):
             s.raw_put("storage.k8s.io/storageclasses", sc)
-        for ns in ("default",):
-            s.raw_put("/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
-                                           "metadata": {"name": "default", "namespace": ns}})
         self._bootstrap_dynamo_operator()
         s.raw_put("resource.k8s.io/deviceclasses", {
             "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
@@ -303,9 +300,13 @@ class ApiRouter:
                 d["shortNames"] = r.short_names
             resources.append(d)
             for sub in r.subresources:
-                verbs = ["get", "patch", "update"] if sub in ("status", "scale") else ["get", "create"]
-                resources.append({"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
-                                  "kind": "Scale" if sub == "scale" else r.kind, "verbs": verbs})
+                verbs = ["get", "patch", "update"] if sub in ("status", "scale") else \
+                    ["create"] if sub == "eviction" else ["get", "create"]
+                entry = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                         "kind": {"scale": "Scale", "eviction": "Eviction"}.get(sub, r.kind), "verbs": verbs}
+                if sub == "eviction":
+                    entry.update({"group": "policy", "version": "v1"})
+                resources.append(entry)
         gv = f"{group}/{version}" if group else version
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}
 
@@ -360,6 +361,10 @@ class ApiRouter:
 
         if sub == "log" and res.kind == "Pod":
             return self.pod_log(handler, ns or "default", name, query)
+        if sub == "eviction" and res.kind == "Pod":
+            if method != "POST":
+                raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            return self.evict(res, ns or "default", name, parse_json_or_yaml(body, ctype) or {}, dry_run)
         if sub == "proxy" or (name and res.kind == "Service" and len(rest) >= 3 and rest[2] == "proxy"):
             qs = handler.path.split("?", 1)[1] if "?" in handler.path else ""
             tail = "/" + "/".join(rest[3:]) if len(rest) > 3 else "/"
@@ -378,7 +383,8 @@ class ApiRouter:
                 if query.get("watch") in ("true", "1"):
                     return self.watch(handler, res, ns, query)
                 s.check_allowed("list", res, ns)
-                return 200, s.list(res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""))
+                listing = s.list(res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""))
+                return 200, paginate(listing, query.get("limit"), query.get("continue"))
             s.check_allowed("get", res, ns, name)
             return 200, s.get(res, ns, name)
         if method == "POST":
@@ -389,7 +395,7 @@ class ApiRouter:
             return 201, created
         if name is None:
             if method == "DELETE":
-                return self.delete_collection(res, ns, query, dry_run)
+                return self.delete_collection(res, ns, query, dry_run, body)
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         if method == "PUT":
             return 200, s.update(res, ns, name, parse_json_or_yaml(body, ctype), dry_run=dry_run,
@@ -404,10 +410,10 @@ class ApiRouter:
             return (200 if existed else 201), out
         if method == "DELETE":
             opts = parse_json_or_yaml(body, ctype) or {}
-            prop = query.get("propagationPolicy") or (opts.get("propagationPolicy") if isinstance(opts, dict) else None)
-            if isinstance(opts, dict) and (opts.get("dryRun") or []) == ["All"]:
+            opts = opts if isinstance(opts, dict) else {}
+            if (opts.get("dryRun") or []) == ["All"]:
                 dry_run = True
-            return 200, s.delete(res, ns, name, dry_run=dry_run, propagation=prop or "Background")
+            return 200, s.delete(res, ns, name, dry_run=dry_run, **delete_options(query, opts))
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
     @staticmethod
@@ -415,13 +421,16 @@ class ApiRouter:
         ua = handler.headers.get("User-Agent") or "unknown"
         return ua.split("/")[0] or "unknown"
 
-    def delete_collection(self, res: Resource, ns: str | None, query: dict, dry_run: bool):
+    def delete_collection(self, res: Resource, ns: str | None, query: dict, dry_run: bool, body: bytes = b""):
         listing = self.store.list(res, ns, query.get("labelSelector", ""), query.get("fieldSelector", ""))
         self.store.check_allowed("deletecollection", res, ns)
+        opts = parse_json_or_yaml(body, "application/json") or {}
+        kwargs = delete_options(query, opts if isinstance(opts, dict) else {})
+        kwargs.pop("preconditions", None)
         for item in listing["items"]:
             m = item["metadata"]
             try:
-                self.store.delete(res, m.get("namespace"), m["name"], dry_run=dry_run)
+                self.store.delete(res, m.get("namespace"), m["name"], dry_run=dry_run, **kwargs)
             except ApiError:
                 pass
         return 200, listing
@@ -467,6 +476,16 @@ class ApiRouter:
 
         handler.stream_chunks(gen(), "application/json")
         return None
+
+    def evict(self, res: Resource, ns: str, name: str, body: dict, dry_run: bool):
+        """The Eviction API: a graceful delete (no PodDisruptionBudget is modelled)."""
+        self.store.check_allowed("create", res, ns, name)
+        opts = body.get("deleteOptions") or {}
+        if (opts.get("dryRun") or []) == ["All"]:
+            dry_run = True
+        kwargs = delete_options({}, opts)
+        self.store.delete(res, ns, name, dry_run=dry_run, **kwargs)
+        return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     # ---------------------------------------------------------------- SSAR
     def self_subject_access_review(self, body: dict) -> dict:
@@ -535,6 +554,40 @@ class ApiRouter:
             raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
         handler.proxy_to(port, method, tail, qs, body)
         return None
+
+
+def delete_options(query: dict, opts: dict) -> dict:
+    """DeleteOptions from the query and the body: propagation, grace period, preconditions."""
+    prop = query.get("propagationPolicy") or opts.get("propagationPolicy")
+    if prop is None and opts.get("orphanDependents") is not None:
+        prop = "Orphan" if opts["orphanDependents"] else "Background"
+    grace = query.get("gracePeriodSeconds", opts.get("gracePeriodSeconds"))
+    return {"propagation": prop or "Background", "grace": int(grace) if grace not in (None, "") else None,
+            "preconditions": opts.get("preconditions") or {}}
+
+
+def paginate(listing: dict, limit: str | None, token: str | None) -> dict:
+    """``limit`` and ``continue`` as the real server answers them: a page, a continue token and the
+    number of items left (tokens are offsets into the listing, consistent for a settled store)."""
+    import base64
+
+    if not limit and not token:
+        return listing
+    items = listing["items"]
+    start = 0
+    if token:
+        try:
+            start = int(json.loads(base64.urlsafe_b64decode(token.encode()))["start"])
+        except (ValueError, KeyError, TypeError):
+            raise ApiError(400, "BadRequest", "continue key is not valid: incorrect encoded start resourceVersion "
+                           "(version meta.k8s.io/v1)") from None
+    n = int(limit) if limit and int(limit) > 0 else len(items)
+    page, rest = items[start:start + n], items[start + n:]
+    meta = dict(listing["metadata"])
+    if rest:
+        meta["continue"] = base64.urlsafe_b64encode(json.dumps({"start": start + n}).encode()).decode()
+        meta["remainingItemCount"] = len(rest)
+    return {**listing, "metadata": meta, "items": page}
 
 
 _CRD_CACHE: dict[str, dict] = {}

@@ -22,12 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import defaults
 from .quantity import quantity
 from .standins import dynamo_operator as operator
 from .standins import pod_env, storage, transfers
 from .standins.download import download_repos, is_download, progress_line
 from .standins.kubelet import crash_traceback
-from .store import now, rand_suffix, selector_matches
+from .store import ApiError, now, rand_suffix, selector_matches
+from .workloads import Workloads
 
 if TYPE_CHECKING:
     from .cluster import SimCluster
@@ -134,6 +136,8 @@ class Controllers:
         self.volumes_dir = cluster.state_dir / "volumes"
         self.pods_dir = cluster.state_dir / "pods"
         self.images = transfers.NodeImages(self.cfg.image_pull_seconds, self.cfg.runnable_images)
+        self.workloads = Workloads(self)
+        self.create_errors: dict[str, str] = {}  # owner uid -> why its last pod could not be created
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -188,6 +192,7 @@ class Controllers:
 
     def reconcile(self) -> None:
         with self.store.lock:
+            self.reconcile_deletions()
             self.reconcile_pvcs()
             self.reconcile_computedomains()
             self.reconcile_jobs()
@@ -288,9 +293,20 @@ class Controllers:
         ann = {**(tmeta.get("annotations") or {}), **(annotations or {})}
         if ann:
             pod["metadata"]["annotations"] = ann
-        pod["spec"].setdefault("restartPolicy", "Always")
-        pod["spec"].setdefault("serviceAccountName", "default")
-        pod["spec"].setdefault("schedulerName", "default-scheduler")
+        pod["metadata"]["generation"] = 1
+        if name.endswith("-"):  # generateName, as the ReplicaSet and DaemonSet controllers create pods
+            pod["metadata"]["generateName"] = pod["metadata"].pop("name")
+        defaults.apply("", "Pod", pod)
+        self.create_errors.pop(m["uid"], None)
+        try:
+            self.store._admit_pod(pod)
+        except ApiError as exc:  # the controller cannot create it: it says so on its owner, and retries
+            self.create_errors[m["uid"]] = exc.message
+            self.event(owner, "Warning", "FailedCreate", f"Error creating: {exc.message}",
+                       f'{owner.get("kind", "").lower()}-controller')
+            return None
+        if "generateName" in pod["metadata"]:
+            pod["metadata"]["name"] = pod["metadata"]["generateName"] + rand_suffix()
         return self.store.raw_put(PODS, pod)
 
     def owned_pods(self, owner: dict) -> list[dict]:
@@ -348,6 +364,8 @@ class Controllers:
                     labels = {"batch.kubernetes.io/controller-uid": m["uid"], "controller-uid": m["uid"],
                               "batch.kubernetes.io/job-name": m["name"], "job-name": m["name"]}
                     pod = self.make_pod(job, f'{m["name"]}-{rand_suffix()}', tmpl, labels)
+                    if pod is None:
+                        break
                     self.event(job, "Normal", "SuccessfulCreate", f'Created pod: {pod["metadata"]["name"]}',
                                "job-controller", once=False)
                     active.append(pod)
@@ -403,69 +421,35 @@ class Controllers:
 
     # ------------------------------------------------------------------ Deployments / StatefulSets
     def reconcile_apps(self) -> None:
-        for key in ("apps/deployments", "apps/statefulsets"):
-            for wl in self.store.items(key):
-                m = wl["metadata"]
-                if m.get("namespace") in PLATFORM_NAMESPACES:
-                    continue  # the cluster's own platform (the Dynamo operator) is up before any client
-                ns, name = m["namespace"], m["name"]
-                spec = wl.get("spec") or {}
-                replicas = spec.get("replicas", 1) if spec.get("replicas") is not None else 1
-                tmpl = spec.get("template") or {}
-                h = thash(tmpl)
-                pods = self.owned_pods(wl)
-                for p in pods:
-                    if (p["metadata"].get("annotations") or {}).get(HASH_ANN) != h:
-                        self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                pods = sorted([p for p in pods if (p["metadata"].get("annotations") or {}).get(HASH_ANN) == h],
-                              key=lambda p: p["metadata"]["name"])
-                for p in pods[replicas:]:
-                    self.store.raw_delete(PODS, ns, p["metadata"]["name"])
-                pods = pods[:replicas]
-                sts = key.endswith("statefulsets")
-                existing = {p["metadata"]["name"] for p in pods}
-                i = 0
-                while len(pods) < replicas:
-                    if sts:
-                        pname = f"{name}-{i}"
-                        i += 1
-                        if pname in existing:
-                            continue
-                        extra = {"statefulset.kubernetes.io/pod-name": pname, "apps.kubernetes.io/pod-index": str(i - 1),
-                                 "controller-revision-hash": f"{name}-{h}"}
-                    else:
-                        pname = f"{name}-{h}-{rand_suffix()}"
-                        extra = {"pod-template-hash": h}
-                    pods.append(self.make_pod(wl, pname, tmpl, extra, {HASH_ANN: h}))
-                ready = sum(1 for p in pods if _pod_ready(p))
-                gen = m.get("generation", 1)
-                status: dict[str, Any] = {"observedGeneration": gen, "replicas": len(pods)}
-                old = wl.get("status") or {}
-                conds = old.get("conditions") or []
-                if sts:
-                    status.update({"readyReplicas": ready, "currentReplicas": len(pods), "updatedReplicas": len(pods),
-                                   "availableReplicas": ready, "currentRevision": f"{name}-{h}",
-                                   "updateRevision": f"{name}-{h}", "collisionCount": 0})
-                else:
-                    status.update({"updatedReplicas": len(pods), "readyReplicas": ready, "availableReplicas": ready})
-                    if ready < replicas:
-                        status["unavailableReplicas"] = replicas - ready
-                    conds = set_condition(conds, "Available", "True" if ready >= replicas else "False",
-                                          "MinimumReplicasAvailable" if ready >= replicas else "MinimumReplicasUnavailable",
-                                          "Deployment has minimum availability." if ready >= replicas
-                                          else "Deployment does not have minimum availability.",
-                                          {"lastUpdateTime": _keep(conds, "Available", "lastUpdateTime")})
-                    conds = set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable" if ready >= replicas
-                                          else "ReplicaSetUpdated",
-                                          f'ReplicaSet "{name}-{h}" has successfully progressed.' if ready >= replicas
-                                          else f'ReplicaSet "{name}-{h}" is progressing.',
-                                          {"lastUpdateTime": _keep(conds, "Progressing", "lastUpdateTime")})
-                    status["conditions"] = conds
-                for k in ("readyReplicas", "availableReplicas"):
-                    if not status.get(k):
-                        status.pop(k, None)
-                if status != old:
-                    self.store.raw_set_status(key, ns, name, status)
+        # the cluster's own platform (the Dynamo operator) is up before any client
+        w = self.workloads
+        w.reconcile_deployments(PLATFORM_NAMESPACES)
+        w.reconcile_replicasets(PLATFORM_NAMESPACES)
+        w.reconcile_statefulsets(PLATFORM_NAMESPACES)
+        w.reconcile_daemonsets(PLATFORM_NAMESPACES)
+
+    # ------------------------------------------------------------------ garbage collector, namespaces
+    def reconcile_deletions(self) -> None:
+        """Foreground deletion (the owner goes once its dependents are gone) and terminating
+        namespaces (removed once empty), as the garbage collector and namespace controller do."""
+        s = self.store
+        for key, objs in list(s.objects.items()):
+            for o in list(objs.values()):
+                m = o["metadata"]
+                fins = m.get("finalizers") or []
+                if m.get("deletionTimestamp") and "foregroundDeletion" in fins and not s.dependents(m["uid"]):
+                    new = copy.deepcopy(o)
+                    new["metadata"]["finalizers"] = [f for f in fins if f != "foregroundDeletion"]
+                    if not new["metadata"]["finalizers"]:
+                        new["metadata"].pop("finalizers")
+                    s.raw_put(key, new)
+                    s.finish_deletion(key, new)
+        for nso in s.items("/namespaces"):
+            m = nso["metadata"]
+            if m.get("deletionTimestamp"):
+                s.delete_namespace_content(m["name"])
+                if s.namespace_empty(m["name"]):
+                    s.raw_delete("/namespaces", "", m["name"])
 
     # ------------------------------------------------------------------ scheduler + kubelet
     def reconcile_pods(self) -> None:
@@ -480,7 +464,17 @@ class Controllers:
         faults = self.cluster.faults
         for p in pods:
             ns, name = p["metadata"]["namespace"], p["metadata"]["name"]
+            if p["metadata"].get("deletionTimestamp"):
+                # the kubelet stops its containers and confirms the deletion
+                rt = self.runtimes.pop(p["metadata"]["uid"], None)
+                if rt is not None:
+                    self._kill(rt)
+                if not p["metadata"].get("finalizers"):
+                    self.store.raw_delete(PODS, ns, name)
+                continue
             if p["status"].get("phase") in ("Succeeded", "Failed"):
+                continue
+            if self.evict_for_taints(p, nodes):
                 continue
             if not (p.get("spec") or {}).get("nodeName"):
                 node, msg = self.schedule(p, nodes, used)
@@ -501,6 +495,27 @@ class Controllers:
                 p = self.store.raw_put(PODS, p)
                 self.event(p, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}", "default-scheduler")
             self.kubelet(p, faults)
+
+    def evict_for_taints(self, pod: dict, nodes: list[dict]) -> bool:
+        """The taint manager: a pod on a node with a NoExecute taint it does not tolerate is deleted
+        (at once, or after the toleration's tolerationSeconds)."""
+        node = next((n for n in nodes if n["metadata"]["name"] == (pod.get("spec") or {}).get("nodeName")), None)
+        if node is None:
+            return False
+        for t in (node.get("spec") or {}).get("taints") or []:
+            if t.get("effect") != "NoExecute":
+                continue
+            tol = tolerates(pod["spec"], t)
+            if tol and tol.get("tolerationSeconds") is None:
+                continue
+            since = _ts(t.get("timeAdded") or now())
+            if tol and time.time() - since < float(tol["tolerationSeconds"]):
+                continue
+            self.event(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {pod['metadata']['namespace']}/"
+                       f"{pod['metadata']['name']}", "taint-eviction-controller")
+            self.store.mark_deleted(PODS, pod)
+            return True
+        return False
 
     def schedule(self, pod: dict, nodes: list[dict], used: dict) -> tuple[str | None, str]:
         spec = pod.get("spec") or {}
@@ -532,7 +547,19 @@ class Controllers:
         reasons: dict[str, int] = {}
         for node in nodes:
             labels = node["metadata"].get("labels") or {}
-            if any(labels.get(k) != v for k, v in sel.items()) or not _affinity_ok(spec, labels):
+            if (node.get("spec") or {}).get("unschedulable") and not tolerates(
+                    spec, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}):
+                reasons["node(s) were unschedulable"] = reasons.get("node(s) were unschedulable", 0) + 1
+                continue
+            taint = next((t for t in (node.get("spec") or {}).get("taints") or []
+                          if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(spec, t)), None)
+            if taint is not None:
+                why = f"node(s) had untolerated taint {{{taint['key']}: {taint.get('value', '')}}}" if taint.get("value") \
+                    else f"node(s) had untolerated taint {{{taint['key']}: }}"
+                reasons[why] = reasons.get(why, 0) + 1
+                continue
+            if any(labels.get(k) != v for k, v in sel.items()) or \
+                    not _affinity_ok(spec, labels, node["metadata"]["name"]):
                 reasons["node(s) didn't match Pod's node affinity/selector"] = \
                     reasons.get("node(s) didn't match Pod's node affinity/selector", 0) + 1
                 continue
@@ -752,7 +779,7 @@ class Controllers:
         lp = self._log_path(m["namespace"], m["name"], c.get("name", "main"))
         text = " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
         run_to_completion = owner_kind == "Job" or (pod["spec"].get("restartPolicy") in ("Never", "OnFailure") \
-            and owner_kind not in ("DynamoGraphDeployment", "Deployment", "StatefulSet"))
+            and owner_kind not in ("DynamoGraphDeployment", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"))
         if not run_to_completion:
             rt = PodRuntime(m["uid"], m["namespace"], m["name"], "server", lp)
             lp.write_text(f"INFO kubesim: starting {c.get('image', '')} ({text[:200]})\n"
@@ -1087,20 +1114,37 @@ def _model_from_config(ctrl: Controllers, ns: str, spec: dict, c: dict, path: st
     return None
 
 
-def _affinity_ok(spec: dict, labels: dict) -> bool:
+def tolerates(spec: dict, taint: dict) -> dict | None:
+    """The pod's toleration that matches ``taint``, or None."""
+    for t in spec.get("tolerations") or []:
+        if t.get("effect") and t["effect"] != taint.get("effect"):
+            continue
+        if t.get("operator") == "Exists":
+            if not t.get("key") or t["key"] == taint.get("key"):
+                return t
+        elif t.get("key") == taint.get("key") and (t.get("value") or "") == (taint.get("value") or ""):
+            return t
+    return None
+
+
+def _affinity_ok(spec: dict, labels: dict, node_name: str | None = None) -> bool:
     req = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
            .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
     terms = req.get("nodeSelectorTerms") or []
     if not terms:
         return True
+    fields = {"metadata.name": node_name} if node_name is not None else {}
     for t in terms:
         ok = True
-        for e in t.get("matchExpressions") or []:
-            k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
-            v = labels.get(k)
-            if (op == "In" and v not in vals) or (op == "NotIn" and v in vals) or (op == "Exists" and k not in labels) \
-                    or (op == "DoesNotExist" and k in labels):
-                ok = False
+        for source, exprs in ((labels, t.get("matchExpressions") or []), (fields, t.get("matchFields") or [])):
+            for e in exprs:
+                k, op, vals = e.get("key"), e.get("operator"), e.get("values") or []
+                if source is fields and k not in fields:
+                    continue  # no node name known: judged by the labels only
+                v = source.get(k)
+                if (op == "In" and v not in vals) or (op == "NotIn" and v in vals) \
+                        or (op == "Exists" and k not in source) or (op == "DoesNotExist" and k in source):
+                    ok = False
         if ok:
             return True
     return False

@@ -48,7 +48,7 @@ _S = ["status"]
 BUILTINS: list[Resource] = [
     Resource("", "v1", "Namespace", "namespaces", False, ["ns"], _S, ["create", "delete", "get", "list", "patch", "update", "watch"]),
     Resource("", "v1", "Node", "nodes", False, ["no"], _S),
-    Resource("", "v1", "Pod", "pods", True, ["po"], ["status", "log"]),
+    Resource("", "v1", "Pod", "pods", True, ["po"], ["status", "log", "eviction"], generation=True),
     Resource("", "v1", "Service", "services", True, ["svc"], ["status", "proxy"]),
     Resource("", "v1", "Secret", "secrets", True),
     Resource("", "v1", "ConfigMap", "configmaps", True, ["cm"]),
@@ -63,6 +63,9 @@ BUILTINS: list[Resource] = [
     Resource("apps", "v1", "Deployment", "deployments", True, ["deploy"], ["status", "scale"], generation=True),
     Resource("apps", "v1", "StatefulSet", "statefulsets", True, ["sts"], ["status", "scale"], generation=True),
     Resource("apps", "v1", "ReplicaSet", "replicasets", True, ["rs"], ["status", "scale"], generation=True),
+    Resource("apps", "v1", "DaemonSet", "daemonsets", True, ["ds"], ["status"], generation=True),
+    Resource("apps", "v1", "ControllerRevision", "controllerrevisions", True),
+    Resource("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, ["netpol"], generation=True),
     Resource("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     Resource("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),

@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Any
 
-from . import openapi, patch
+from . import defaults, openapi, patch, validation
 from .resources import BUILTINS, Resource, crd_resources, storage_key
 
 
@@ -261,12 +261,58 @@ class Store:
             self.objects[key][(ns or "", name)] = new
 
     def raw_delete(self, key: str, ns: str, name: str) -> dict | None:
+        """Remove an object now (a controller's or the garbage collector's last step); its dependents
+        are then deleted as the garbage collector does (background propagation)."""
         with self.lock:
             obj = self.objects.get(key, {}).pop((ns or "", name), None)
             if obj is not None:
                 self._cascade(obj)
                 self._notify("delete", key, obj)
             return obj
+
+    def mark_deleted(self, key: str, obj: dict, grace: int | None = None) -> dict | None:
+        """Delete ``obj`` as the API server does: an object with finalizers, or a pod on a node that
+        is given a grace period, gets ``deletionTimestamp`` and stays until its finalizers are gone
+        (pods: until the kubelet has stopped it); anything else is removed at once.
+        Returns the object as it stays, or None when it is gone."""
+        with self.lock:
+            meta = obj["metadata"]
+            k = (meta.get("namespace", ""), meta["name"])
+            cur = self.objects.get(key, {}).get(k)
+            if cur is None:
+                return None
+            if cur["metadata"].get("deletionTimestamp"):
+                return cur
+            graceful = key == "/pods" and grace != 0 and (cur.get("spec") or {}).get("nodeName") \
+                and (cur.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            if not graceful and not cur["metadata"].get("finalizers"):
+                self.raw_delete(key, *k)
+                return None
+            new = copy.deepcopy(cur)
+            nmeta = new["metadata"]
+            if graceful:
+                period = grace if grace is not None else (new.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+                nmeta["deletionTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + int(period)))
+                nmeta["deletionGracePeriodSeconds"] = int(period)
+                if "generation" in nmeta:
+                    nmeta["generation"] = int(nmeta["generation"]) + 1
+            else:
+                nmeta["deletionTimestamp"] = now()
+                nmeta["deletionGracePeriodSeconds"] = 0
+            nmeta["resourceVersion"] = self.bump()
+            self.objects[key][k] = new
+            self._notify("put", key, new)
+            return new
+
+    def dependents(self, uid: str) -> list[tuple[str, dict]]:
+        return [(key, o) for key, objs in self.objects.items() for o in objs.values()
+                if any(r.get("uid") == uid for r in o.get("metadata", {}).get("ownerReferences") or [])]
+
+    def finish_deletion(self, key: str, obj: dict) -> None:
+        """An object being deleted whose finalizers are all gone is removed."""
+        m = obj["metadata"]
+        if m.get("deletionTimestamp") and not m.get("finalizers") and key != "/pods" and obj.get("kind") != "Namespace":
+            self.raw_delete(key, m.get("namespace", ""), m["name"])
 
     def _notify(self, event: str, key: str, obj: dict) -> None:
         for fn in self.listeners:
@@ -278,18 +324,27 @@ class Store:
     def _cascade(self, owner: dict) -> None:
         uid = owner.get("metadata", {}).get("uid")
         if owner.get("kind") == "Namespace":
-            ns = owner["metadata"]["name"]
-            for key, objs in self.objects.items():
-                for k in [k for k in objs if k[0] == ns]:
-                    self.raw_delete(key, *k)
+            self.delete_namespace_content(owner["metadata"]["name"])
             return
         if not uid:
             return
+        for key, o in self.dependents(uid):
+            refs = o["metadata"].get("ownerReferences") or []
+            others = [r for r in refs if r.get("uid") != uid]
+            if others:  # still owned by someone else: only this reference goes (as the GC does)
+                new = copy.deepcopy(o)
+                new["metadata"]["ownerReferences"] = others
+                self.raw_put(key, new)
+            else:
+                self.mark_deleted(key, o)
+
+    def delete_namespace_content(self, ns: str) -> None:
+        """What the namespace controller does for a terminating namespace."""
         for key, objs in list(self.objects.items()):
-            for k, o in list(objs.items()):
-                refs = o.get("metadata", {}).get("ownerReferences") or []
-                if any(r.get("uid") == uid for r in refs):
-                    self.raw_delete(key, *k)
+            for k in [k for k in objs if k[0] == ns]:
+                o = objs.get(k)
+                if o is not None:
+                    self.mark_deleted(key, o)
 
     # -- authorization (fault: forbidden)
     def check_allowed(self, verb: str, res: Resource, ns: str | None, name: str | None = None) -> None:
@@ -317,10 +372,64 @@ class Store:
         return True
 
     # -- API operations
-    def _ns_check(self, res: Resource, ns: str | None) -> None:
-        if res.namespaced and ns and self.raw_get("/namespaces", "", ns) is None:
+    def _ns_check(self, res: Resource, ns: str | None, name: str = "") -> None:
+        if not (res.namespaced and ns):
+            return
+        nso = self.raw_get("/namespaces", "", ns)
+        if nso is None:
             raise ApiError(404, "NotFound", f'namespaces "{ns}" not found',
                            {"name": ns, "kind": "namespaces"})
+        if nso["metadata"].get("deletionTimestamp"):
+            raise ApiError(403, "Forbidden",
+                           f'{res.group_resource} "{name}" is forbidden: unable to create new content in namespace '
+                           f"{ns} because it is being terminated",
+                           {"name": name, "group": res.group, "kind": res.plural,
+                            "causes": [{"reason": "NamespaceTerminating",
+                                        "message": f"namespace {ns} is being terminated",
+                                        "field": "metadata.namespace"}]})
+
+    def _admit_pod(self, obj: dict) -> None:
+        """ServiceAccount admission: a pod runs as an existing ServiceAccount of its namespace."""
+        meta, spec = obj["metadata"], obj.get("spec") or {}
+        sa = spec.get("serviceAccountName") or "default"
+        if self.raw_get("/serviceaccounts", meta["namespace"], sa) is None:
+            raise ApiError(403, "Forbidden",
+                           f'pods "{meta.get("name") or meta.get("generateName", "")}" is forbidden: '
+                           f'error looking up service account {meta["namespace"]}/{sa}: serviceaccount "{sa}" not found',
+                           {"name": meta.get("name", ""), "kind": "pods"})
+
+    def _allocate_cluster_ip(self, svc: dict) -> None:
+        """The Service registry's IP allocation (10.96.0.0/12): a free address unless one is asked for."""
+        spec = svc.setdefault("spec", {})
+        if spec.get("type") == "ExternalName":
+            return
+        ip = spec.get("clusterIP") or (spec.get("clusterIPs") or [None])[0]
+        if not ip:
+            used = {(o.get("spec") or {}).get("clusterIP") for o in self.objects.get("/services", {}).values()}
+            n = 1
+            while True:
+                n += 1
+                ip = f"10.{96 + (n >> 16) % 16}.{(n >> 8) % 256}.{n % 256}"
+                if ip not in used and not ip.endswith(".0"):
+                    break
+        spec["clusterIP"] = ip
+        spec["clusterIPs"] = [ip]
+
+    def namespace_defaults(self, ns: str) -> None:
+        """What the ServiceAccount and root-CA publisher controllers put in every new namespace."""
+        if self.raw_get("/serviceaccounts", ns, "default") is None:
+            self.raw_put("/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount",
+                                              "metadata": {"name": "default", "namespace": ns}})
+        if self.raw_get("/configmaps", ns, "kube-root-ca.crt") is None:
+            # kubesim serves plain HTTP: there is no cluster CA to publish, so the bundle is empty
+            self.raw_put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                         "metadata": {"name": "kube-root-ca.crt", "namespace": ns, "annotations": {
+                                             "kubernetes.io/description": (
+                                                 "Contains a CA bundle that can be used to verify the kube-apiserver "
+                                                 "when using internal endpoints such as the internal service IP or "
+                                                 "kubernetes.default.svc. No other usage is guaranteed across "
+                                                 "distributions of Kubernetes clusters.")}},
+                                         "data": {"ca.crt": ""}})
 
     def get(self, res: Resource, ns: str | None, name: str) -> dict:
         with self.lock:
@@ -350,7 +459,7 @@ class Store:
             return {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                     "metadata": {"resourceVersion": str(self.rv)}, "items": items}
 
-    def _validate(self, res: Resource, obj: dict, name: str) -> None:
+    def _validate(self, res: Resource, obj: dict, name: str, old: dict | None = None) -> None:
         causes: list[openapi.FieldError] = []
         meta = obj.get("metadata") or {}
         if not meta.get("name"):
@@ -383,6 +492,11 @@ class Store:
                 if not c.get("image"):
                     causes.append(openapi.FieldError(f"spec.containers[{i}].image", "FieldValueRequired",
                                                      f"spec.containers[{i}].image: Required value"))
+        if res.crd is None:
+            causes += validation.on_create(res.group, res.kind, obj) if old is None else \
+                validation.on_update(res.group, res.kind, old, obj)
+        if old is not None:
+            causes += validation.finalizers_on_update(old, obj)
         if causes:
             kind = f"{res.kind}.{res.group}" if res.group else res.kind
             msgs = [c.message for c in causes]
@@ -416,20 +530,29 @@ class Store:
             obj["apiVersion"], obj["kind"] = res.api_version, res.kind
             if res.create_only:
                 return obj
-            self._ns_check(res, ns)
+            self._ns_check(res, ns, name)
             if res.has_status and res.crd is not None:
                 obj.pop("status", None)
             _fold_string_data(res, obj)
             sent_paths = patch.field_paths(obj, skip_status=res.has_status) if manager else set()
-            self._validate(res, obj, name)  # prunes unknown fields and applies defaults (custom objects)
-            key = storage_key(res)
-            if self.raw_get(key, ns if res.namespaced else "", name) is not None:
-                raise ApiError(409, "AlreadyExists", f'{res.group_resource} "{name}" already exists',
-                               {"name": name, "group": res.group, "kind": res.plural})
-            for f in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "managedFields", "selfLink"):
+            for f in ("resourceVersion", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                      "managedFields", "selfLink"):
                 meta.pop(f, None)
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now()
+            if res.crd is None:
+                defaults.apply(res.group, res.kind, obj)  # the Job's selector needs the uid
+            self._validate(res, obj, name)  # prunes unknown fields and applies defaults (custom objects)
+            key = storage_key(res)
+            existing = self.raw_get(key, ns if res.namespaced else "", name)
+            if existing is not None:
+                being = "object is being deleted: " if existing["metadata"].get("deletionTimestamp") else ""
+                raise ApiError(409, "AlreadyExists", f'{being}{res.group_resource} "{name}" already exists',
+                               {"name": name, "group": res.group, "kind": res.plural})
+            if res.kind == "Pod" and not res.group:
+                self._admit_pod(obj)
+            if res.kind == "Service" and not res.group:
+                self._allocate_cluster_ip(obj)
             if res.generation:
                 meta["generation"] = 1
             else:
@@ -446,6 +569,8 @@ class Store:
                 obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
             elif res.kind == "Service" and not res.group:
                 obj["status"] = {"loadBalancer": {}}
+            elif (res.group, res.kind) in defaults.OMIT_ZERO:
+                obj["status"] = defaults.status(res.group, res.kind, {})
             if manager:
                 meta["managedFields"] = [self._mf_entry(manager, operation, res, paths)]
             if dry_run:
@@ -457,6 +582,8 @@ class Store:
                 obj["status"] = self._crd_status(obj)
             self.objects[key][(ns if res.namespaced else "", name)] = obj
             self._notify("put", key, obj)
+            if res.kind == "Namespace" and not res.group:
+                self.namespace_defaults(name)
             return self._present(res, obj)
 
     @staticmethod
@@ -498,7 +625,8 @@ class Store:
                            f'Operation cannot be fulfilled on {res.group_resource} "{name}": the object has been '
                            "modified; please apply your changes to the latest version and try again",
                            {"name": name, "group": res.group, "kind": res.plural})
-        for f in ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp"):
+        for f in ("name", "namespace", "uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp",
+                  "deletionGracePeriodSeconds"):
             if f in ometa:
                 nmeta[f] = ometa[f]
             else:
@@ -519,7 +647,9 @@ class Store:
         if res.kind == "Namespace":
             new["status"] = old.get("status", {"phase": "Active"})
         _fold_string_data(res, new)
-        self._validate(res, new, name)
+        if res.crd is None and subresource != "status":
+            defaults.apply(res.group, res.kind, new)
+        self._validate(res, new, name, old=old)
         # managed fields
         if managed is not None:
             nmeta["managedFields"] = managed
@@ -570,6 +700,7 @@ class Store:
             new["status"] = self._crd_status(new)
         self.objects[key][(ns if res.namespaced else "", name)] = new
         self._notify("put", key, new)
+        self.finish_deletion(key, new)
         return self._present(res, new)
 
     def _current(self, res: Resource, ns: str | None, name: str) -> dict:
@@ -702,24 +833,74 @@ class Store:
         return self._commit(res, ns, old, merged, dry_run=dry_run, subresource=subresource, managed=out)
 
     def delete(self, res: Resource, ns: str | None, name: str, *, dry_run: bool = False,
-               propagation: str = "Background") -> dict:
+               propagation: str = "Background", preconditions: dict | None = None,
+               grace: int | None = None) -> dict:
         with self.lock:
             self.check_allowed("delete", res, ns, name)
             old = self._current(res, ns, name)
+            self._check_preconditions(res, old, preconditions or {})
             if dry_run:
                 return self._present(res, old)
             key = storage_key(res)
+            ometa = old["metadata"]
+            if res.kind == "Namespace" and not res.group:
+                return self._present(res, self._terminate_namespace(old))
             if propagation == "Orphan":
-                self.objects[key].pop((ns if res.namespaced else "", name), None)
-                self._notify("delete", key, old)
-            else:
-                self.raw_delete(key, ns if res.namespaced else "", name)
+                for dkey, d in self.dependents(ometa["uid"]):
+                    new = copy.deepcopy(d)
+                    new["metadata"]["ownerReferences"] = [r for r in new["metadata"]["ownerReferences"]
+                                                          if r.get("uid") != ometa["uid"]]
+                    if not new["metadata"]["ownerReferences"]:
+                        new["metadata"].pop("ownerReferences")
+                    self.raw_put(dkey, new)
+            elif propagation == "Foreground" and not ometa.get("deletionTimestamp") and self.dependents(ometa["uid"]):
+                # the garbage collector deletes the dependents first, then removes this finalizer
+                new = copy.deepcopy(old)
+                new["metadata"]["finalizers"] = [*(ometa.get("finalizers") or []), "foregroundDeletion"]
+                self.objects[key][(ns if res.namespaced else "", name)] = new
+                old = new
+            kept = self.mark_deleted(key, old, grace)
+            if kept is not None:
+                if kept["metadata"].get("finalizers") and "foregroundDeletion" in kept["metadata"]["finalizers"]:
+                    self._cascade(kept)
+                return self._present(res, kept)
             if res.kind == "CustomResourceDefinition":
                 self.unregister_crd(name)
-            if res.kind in ("Pod",) or res.crd is not None or res.generation:
+            if res.kind in ("Pod",) or res.crd is not None:
                 return self._present(res, old)
             return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                    "details": {"name": name, "group": res.group, "kind": res.plural, "uid": old["metadata"]["uid"]}}
+                    "details": {"name": name, "group": res.group, "kind": res.plural, "uid": ometa["uid"]}}
+
+    @staticmethod
+    def _check_preconditions(res: Resource, obj: dict, pre: dict) -> None:
+        m = obj["metadata"]
+        what = f'Operation cannot be fulfilled on {res.kind} "{m["name"]}": '
+        if pre.get("uid") and pre["uid"] != m.get("uid"):
+            raise ApiError(409, "Conflict", what + f'the UID in the precondition ({pre["uid"]}) does not match the UID '
+                           f'in record ({m.get("uid")}). The object might have been deleted and then recreated',
+                           {"name": m["name"], "group": res.group, "kind": res.plural})
+        if pre.get("resourceVersion") and pre["resourceVersion"] != m.get("resourceVersion"):
+            raise ApiError(409, "Conflict", what + f'the ResourceVersion in the precondition ({pre["resourceVersion"]}) '
+                           f'does not match the ResourceVersion in record ({m.get("resourceVersion")}). '
+                           "The object might have been modified",
+                           {"name": m["name"], "group": res.group, "kind": res.plural})
+
+    def _terminate_namespace(self, ns_obj: dict) -> dict:
+        """A deleted namespace is Terminating until the namespace controller has emptied it."""
+        name = ns_obj["metadata"]["name"]
+        new = copy.deepcopy(ns_obj)
+        if not new["metadata"].get("deletionTimestamp"):
+            new["metadata"]["deletionTimestamp"] = now()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            new["status"] = {"phase": "Terminating"}
+            new["metadata"]["resourceVersion"] = self.bump()
+            self.objects["/namespaces"][("", name)] = new
+            self._notify("put", "/namespaces", new)
+        self.delete_namespace_content(name)
+        return new
+
+    def namespace_empty(self, ns: str) -> bool:
+        return not any(k[0] == ns for objs in self.objects.values() for k in objs)
 
 
 def dumps(obj: Any) -> bytes:

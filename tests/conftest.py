@@ -10,6 +10,8 @@ Fixtures:
 * ``k8s_client``: a ``kubernetes.client.ApiClient`` for the cluster.
 * ``k8s_dynamic``: a ``kubernetes.dynamic.DynamicClient``.
 * ``k8s_namespace``: a fresh namespace (deleted afterwards).
+* ``real_clusterset``/``real_cluster`` (session): the real control plane backend, started when a test
+  asks for it; ``backend_cluster``: a test parametrised over both backends.
 """
 
 from __future__ import annotations
@@ -78,3 +80,37 @@ def k8s_namespace(k8s_dynamic):
         ns.delete(name=name)
     except Exception:
         pass
+
+
+# ---------------------------------------------------------------------------- the real control plane
+# kube-apiserver, etcd, controller-manager, scheduler and kwok (kubesim.control_plane), started once per
+# session when a test asks for it. `make test` builds the binaries first; a missing build is built here
+# rather than skipped. KUBESIM_REAL_STATE_DIR=<state dir> uses a real backend already running there
+# (`python -m kubesim start --backend real --state-dir DIR`) and leaves it running.
+@pytest.fixture(scope="session")
+def real_clusterset(tmp_path_factory):
+    import kubesim
+    from kubesim.control_plane import build
+
+    if os.environ.get("KUBESIM_REAL_STATE_DIR"):
+        yield kubesim.attach(os.environ["KUBESIM_REAL_STATE_DIR"])
+        return
+    build.build()
+    crds = REPO.parent / "shared" / "crds"
+    cs = kubesim.start(1, backend="real", state_dir=tmp_path_factory.mktemp("real"),
+                       crd_dir=str(crds) if crds.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
+    try:
+        yield cs
+    finally:
+        cs.stop()
+
+
+@pytest.fixture(scope="session")
+def real_cluster(real_clusterset):
+    return real_clusterset[0]
+
+
+@pytest.fixture(scope="session", params=["kubesim", "real"])
+def backend_cluster(request):
+    """The same test on kubesim and on the real control plane."""
+    return request.getfixturevalue("kubesim_cluster" if request.param == "kubesim" else "real_cluster")

@@ -67,29 +67,7 @@ def deploy_env(kubesim_cluster, tmp_path):
 
 
 # ---------------------------------------------------------------------------- the real control plane
-# kube-apiserver, etcd, controller-manager, scheduler and kwok (kubesim.control_plane), started once per
-# session when a test asks for it. `make test` builds the binaries first; a missing build is built here
-# rather than skipped.
-@pytest.fixture(scope="session")
-def real_clusterset(tmp_path_factory):
-    import kubesim
-    from kubesim.control_plane import build
-
-    build.build()
-    crds = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, backend="real", state_dir=tmp_path_factory.mktemp("real"),
-                       crd_dir=str(crds) if crds.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
-    try:
-        yield cs
-    finally:
-        cs.stop()
-
-
-@pytest.fixture(scope="session")
-def real_cluster(real_clusterset):
-    return real_clusterset[0]
-
-
+# real_clusterset, real_cluster and backend_cluster live in tests/conftest.py (tests/kubesim uses them too).
 @pytest.fixture(scope="session")
 def real_dyn(real_cluster):
     return real_cluster.dynamic()
@@ -103,9 +81,3 @@ def team_dyn(real_cluster):
 
     return DynamicClient(config.new_client_from_config(config_file=real_cluster.kubeconfig,
                                                        context=real_cluster.team_context))
-
-
-@pytest.fixture(scope="session", params=["kubesim", "real"])
-def backend_cluster(request):
-    """The same test on kubesim and on the real control plane."""
-    return request.getfixturevalue("kubesim_cluster" if request.param == "kubesim" else "real_cluster")

@@ -163,9 +163,9 @@ def test_benchmark_sweep_typed_into_the_survey(benchmark_job):
     parsed = job.task_events("runner_on_ok", "Parse and compare the results")
     assert [p["event_data"]["res"]["metrics"]["requests_total"] for p in parsed] == [4, 4]
     written = [e["event_data"]["res"]["dest"] for e in job.task_events("runner_on_ok",
-                                                                       "Write summary.json, report.md and the chart")]
+                                                                       "Write summary.json, report.md, report.html and the charts")]
     assert [d.rsplit("-", 1)[1] for d in written] == ["c4", "c8"], written  # one run per point of the list
-    (sweep,) = job.task_events("runner_on_ok", "Write the sweep report and curve")
+    (sweep,) = job.task_events("runner_on_ok", "Write the sweep (or search) report, the curve and the recommendation")
     assert sweep["event_data"]["res"]["changed"]
     reports = list((job.project / "results" / HOST / "sglang-agg-gb300").glob("sweep-*/sweep.md"))
     assert reports, "the sweep report is written in the job's project directory"

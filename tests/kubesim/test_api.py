@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import urllib3
+from helpers import wait_for
 from kubernetes.client import CoreV1Api
 from kubernetes.dynamic.exceptions import ApiException
 
@@ -84,9 +85,10 @@ def test_crud_selectors_and_errors(k8s_dynamic, k8s_namespace):
     def names(**kw):
         return sorted(i.metadata.name for i in cm.get(namespace=ns, **kw).items)
     assert names(label_selector="app in (x,y)") == ["a", "b"]
-    assert names(label_selector="app!=x") == ["b", "c"]
+    # every namespace has the root CA ConfigMap (unlabelled), as on a real cluster
+    assert names(label_selector="app!=x") == ["b", "c", "kube-root-ca.crt"]
     assert names(label_selector="tier") == ["a", "c"]
-    assert names(label_selector="!tier") == ["b"]
+    assert names(label_selector="!tier") == ["b", "kube-root-ca.crt"]
     assert names(label_selector="app notin (x),tier") == ["c"]
     assert names(field_selector="metadata.name=b") == ["b"]
     with pytest.raises(ApiException) as e:
@@ -112,7 +114,7 @@ def test_crud_selectors_and_errors(k8s_dynamic, k8s_namespace):
         cm.replace(namespace=ns, body={**a, "data": {"k": "newer"}})
     assert e.value.status == 409 and "the object has been modified" in json.loads(e.value.body)["message"]
     cm.delete(namespace=ns, name="a")
-    assert names() == ["b", "c"]
+    assert names() == ["b", "c", "kube-root-ca.crt"]
 
 
 def test_patches_generation_and_dry_run(k8s_dynamic, k8s_namespace):
@@ -252,11 +254,18 @@ def test_namespace_delete_and_owner_propagation(k8s_dynamic):
     cm.create(namespace="gone", body={"metadata": {"name": "child", "ownerReferences": [
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}]}})
     cm.delete(namespace="gone", name="owner")
-    assert [i.metadata.name for i in cm.get(namespace="gone").items] == []
+    assert [i.metadata.name for i in cm.get(namespace="gone").items] == ["kube-root-ca.crt"]
     cm.create(namespace="gone", body={"metadata": {"name": "x"}})
-    nsr.delete(name="gone")
-    with pytest.raises(ApiException):
-        nsr.get(name="gone")
+    # a deleted namespace is Terminating until the namespace controller has emptied it
+    assert nsr.delete(name="gone").status.phase == "Terminating"
+
+    def gone():
+        try:
+            nsr.get(name="gone")
+        except ApiException as e:
+            return e.status == 404
+        return False
+    wait_for(gone, what="namespace gone")
     assert cm.get(namespace="gone").items == []
 
 
