@@ -105,6 +105,36 @@ def test_crash_loop_past_the_budget_names_the_cause_from_the_log(real_cluster, r
     failed(run, "CrashLoopBackOff", "Not enough memory")
 
 
+@pytest.fixture
+def gb300_nodes_tainted(real_dyn):
+    """Every GB300 node tainted NoSchedule (a maintenance taint the workers do not tolerate): the
+    preflight sees the GPUs free, only the real scheduler knows the pods cannot land."""
+    api = real_dyn.resources.get(api_version="v1", kind="Node")
+    names = [n["metadata"]["name"] for n in api.get().to_dict()["items"]
+             if n["metadata"]["labels"].get("node.kubernetes.io/instance-type") == "gb300"]
+    assert names
+    taint = {"key": "maintenance.example.com/drain", "value": "true", "effect": "NoSchedule"}
+    for name in names:
+        api.patch(name=name, body={"spec": {"taints": [taint]}}, content_type="application/merge-patch+json")
+    yield names
+    for name in names:
+        api.patch(name=name, body={"spec": {"taints": None}}, content_type="application/merge-patch+json")
+
+
+def test_pods_the_scheduler_cannot_place_fail_fast_with_the_real_schedulers_message(real_dyn, real_env, playbook,
+                                                                                    gb300_nodes_tainted):
+    ns, inv = real_env
+    start = time.monotonic()
+    run = playbook("deploy.yml", "-i", str(inv), *GB300_AGG, "-e", "engine_unschedulable_grace=20")
+    # kube-scheduler's own FailedScheduling text, quoted in the diagnosis
+    failed(run, "unschedulable for", "0/", "nodes are available", "untolerated taint",
+           "maintenance.example.com/drain")
+    assert time.monotonic() - start < 300
+    (pod,) = items(real_dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component-type=worker")
+    scheduled = {c["type"]: c for c in pod["status"]["conditions"]}["PodScheduled"]
+    assert scheduled["status"] == "False" and scheduled["reason"] == "Unschedulable"
+
+
 def test_a_dgd_that_never_becomes_ready_times_out_with_the_operators_reason(real_cluster, real_dyn, real_env, playbook):
     ns, inv = real_env
     real_cluster.fault("never-ready", pattern=DGD_NAME)
