@@ -92,7 +92,9 @@ class Kubelet:
             ann = m.get("annotations") or {}
             if ann.get(ADMITTED) != "true":
                 self._admit(pod)
-            elif ann.get(RUNTIME) == "standin":
+            elif ann.get(FAULT) in (None, "never-ready") and ann.get(RUNTIME) != "standin":
+                self._readiness(pod, ann.get(FAULT) == "never-ready")
+            if ann.get(ADMITTED) == "true" and ann.get(RUNTIME) == "standin":
                 self.runner.ensure(pod, self.log_file(pod, pod["spec"]["containers"][0]["name"]))
         self.runner.forget(live)
         self._report_images()
@@ -105,6 +107,16 @@ class Kubelet:
                 self.kube.patch("v1", "Node", node, {"status": {"images": node_status_images(present)}},
                                 subresource="status")
                 self._reported_images[node] = present
+
+    def _readiness(self, pod: dict, failing: bool) -> None:
+        """never-ready is judged live, as on kubesim: a serving worker's probe starts failing when the fault
+        is set (kwok's pod-unready stage) and passes again once it is cleared (pod-ready)."""
+        now_failing = fault_for(pod, self.faults) == "never-ready"
+        if now_failing != failing:
+            m = pod["metadata"]
+            self.kube.patch("v1", "Pod", m["name"], {"metadata": {"annotations": {FAULT: "never-ready" if now_failing
+                                                                                  else None}}},
+                            namespace=m["namespace"])
 
     def _admit(self, pod: dict) -> None:
         m = pod["metadata"]
