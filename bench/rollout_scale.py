@@ -50,12 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml
 
 import kubesim
+from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE, crd_dir
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
-TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
-REAL_CRDS = REPO.parent / "shared" / "crds"
 GOAL_RATIO = 2.0
 MODES = {"all-at-once": ["-e", json.dumps({"rollout_serial": ["100%"]})], "canary-first": []}
 PROFILES = {
@@ -238,7 +234,7 @@ def main() -> int:
             ap.error(f"unknown {kind}(s) {unknown}; known: {', '.join(known)}")
     if 1 not in sizes:
         ap.error("--sizes must include 1: it is the baseline of every ratio")
-    crds = str(REAL_CRDS) if REAL_CRDS.is_dir() else None
+    crds = crd_dir()
     print(f"rollout_scale: up to {max(sizes)} clusters (gb300:1 each, CRDs: {crds or 'kubesim minimal'}), "
           f"sizes {sizes}, modes {modes}, profiles {profiles}, --forks {a.forks}, {os.cpu_count()} CPUs",
           flush=True)

@@ -38,12 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml
 
 import kubesim
+from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE, crd_dir
 
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
-TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
-REAL_CRDS = REPO.parent / "shared" / "crds"
 GOAL_SHORTER = 0.25
 GOAL_FLOOR = 1.10
 PHASES = ("download", "pull", "trace", "load", "smoke")
@@ -104,7 +100,7 @@ def main() -> int:
           f"{a.download_seconds:.0f} s, image pull {a.image_pull_seconds:.0f} s per node, trace "
           f"{a.trace_seconds:.0f} s, weight load {a.ready_seconds:.0f} s; load average before "
           f"{load_before[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    crds = str(REAL_CRDS) if REAL_CRDS.is_dir() else None
+    crds = crd_dir()
     cs = kubesim.start(2, state_dir=work / "clusters", nodes="gb300:2", crd_dir=crds, backend=a.backend,
                        download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                        image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds)
