@@ -25,11 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "integration")]
 
-from deploy_helpers import write_inventory  # noqa: E402
-
-import kubesim  # noqa: E402
+from deploy_helpers import start_rehearsal, write_inventory  # noqa: E402
 
 GB300_AGG = ["-e", "sku=gb300", "-e", "mode=agg"]
+RUNTIME = "nvcr.io/nvidia/ai-dynamo/sglang-runtime"
 B200 = ["-e", "sku=b200", "-e", "mode=agg", "-e", "framework=vllm", "-e", "draft_repo=example-org/draft"]
 
 
@@ -50,6 +49,10 @@ SCENARIOS: dict[str, list[Step]] = {
     "download Job fails": [Step("deploy.yml", GB300_AGG, ("job-fail", {"pattern": "model-download"}))],
     "image cannot be pulled": [Step("deploy.yml", GB300_AGG, ("image-pull", {"pattern": "*sglang-runtime*"}))],
     "worker crash-loops": [Step("deploy.yml", GB300_AGG, ("crashloop", {"pattern": "muse-spark-*"}))],
+    "update, failed update rolled back, rollback.yml": [
+        Step("deploy.yml", GB300_AGG), Step("deploy.yml", [*GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.2"]),
+        Step("deploy.yml", [*GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.3"], ("image-pull", {"pattern": "*:1.5.3"})),
+        Step("rollback.yml", [*GB300_AGG, "-e", "revision=1"])],
     "never Ready": [Step("deploy.yml", [*GB300_AGG, "-e", "engine_ready_timeout=10"],
                          ("never-ready", {"pattern": "muse-spark-*"}))],
 }
@@ -68,15 +71,14 @@ def run_playbook(inv: Path, step: Step) -> tuple[int, int, str, float]:
 
 
 def run_backend(backend: str, names: list[str], work: Path) -> dict[str, list[tuple]]:
-    crds = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, backend=backend, state_dir=work / backend, ready_seconds=1.0, download_seconds=1.0,
-                       crd_dir=str(crds) if crds.is_dir() else None)
+    cs = start_rehearsal(backend, 1, work / backend, "gb300:2,b200:1")
     out: dict[str, list[tuple]] = {}
     try:
         c = cs[0]
         for name in names:
             ns = "fid-" + uuid.uuid4().hex[:6]
-            inv = write_inventory(work / f"{backend}-{ns}.yml", c.kubeconfig, c.context, ns)
+            inv = write_inventory(work / f"{backend}-{ns}.yml", c.kubeconfig, c.context, ns, engine_poll_seconds=1,
+                                  model_cache_poll_seconds=1, engine_restart_budget=1)
             results = []
             for step in SCENARIOS[name]:
                 c.clear_faults()
