@@ -26,7 +26,7 @@ def test_hub_download_is_fast_verified_and_installs_nothing():
     assert "pip" not in script
     assert env(job)["HF_XET_HIGH_PERFORMANCE"] == "1" and "HF_HUB_ENABLE_HF_TRANSFER" not in env(job)
     assert container(job)["image"] == mt.DOWNLOAD_IMAGE
-    assert job["spec"]["backoffLimit"] == 6  # a failed pod is replaced and resumes from the PVC
+    assert job["spec"]["backoffLimit"] == 3  # a failed pod is replaced and resumes from the PVC
 
 
 def test_shards_split_over_an_indexed_job():
