@@ -178,7 +178,7 @@ def test_rollout_resumes_over_the_deployed_target(awx, rollout_job):
     assert job.stats()["changed"].get(HOST, 0) == 0, "a finished cluster reports no change"
     (summary,) = list((job.project / "results" / "rollout").glob("*/summary.json"))
     rows = json.loads(summary.read_text())
-    assert [(r["cluster"], r["status"]) for r in rows] == [(HOST, "ok")]
+    assert [(r["cluster"], r["status"]) for r in rows] == [(HOST, "unchanged")]
     assert_no_secret(job, awx["secrets"])
 
 
