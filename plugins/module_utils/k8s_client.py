@@ -191,8 +191,7 @@ class K8sApi:
             resp = self.api_client.rest_client.pool_manager.request(
                 method.upper(), url, body=data, headers=hdrs,
                 timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
-                retries=urllib3.Retry(total=retries, connect=retries, read=0, status=0, redirect=0, other=0,
-                                      backoff_factor=0.2),
+                retries=_retry(retries),
                 preload_content=True)
         except urllib3.exceptions.HTTPError as exc:
             reason = getattr(exc, "reason", None) or exc
@@ -214,6 +213,18 @@ class K8sApi:
         if resp.status >= 400:
             raise api_error(resp, f"GET {path}")
         return resp.text
+
+
+# A 429 is the API server's "not processed, try again after Retry-After" (priority and fairness, or a server
+# that has just started): client-go retries it up to 10 times, whatever the verb. So do we, a little less.
+TOO_MANY_REQUESTS_RETRIES = 8
+
+
+def _retry(connect_retries: int) -> urllib3.Retry:
+    return urllib3.Retry(total=connect_retries + TOO_MANY_REQUESTS_RETRIES, connect=connect_retries, read=0,
+                         status=TOO_MANY_REQUESTS_RETRIES, status_forcelist=(429,), allowed_methods=None,
+                         respect_retry_after_header=True, raise_on_status=False, redirect=0, other=0,
+                         backoff_factor=0.2, backoff_max=2)
 
 
 def api_error(resp: Response, what: str) -> K8sApiError:

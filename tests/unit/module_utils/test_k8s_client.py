@@ -46,6 +46,7 @@ def test_mask_inline_kubeconfig():
 
 class Handler(BaseHTTPRequestHandler):
     seen: list = []
+    busy: dict = {}
 
     def log_message(self, *args):
         pass
@@ -66,6 +67,15 @@ class Handler(BaseHTTPRequestHandler):
             return self._reply(200, {"kind": "Deployment", "metadata": {"name": "d"}})
         if self.path == "/api/v1/namespaces/ns/pods?labelSelector=app%3Dx":
             return self._reply(200, {"items": [{"metadata": {"name": "p"}}]})
+        if self.path.startswith("/busy/"):   # /busy/<n>: 429 with Retry-After for the first n requests
+            Handler.busy[self.path] = Handler.busy.get(self.path, 0) + 1
+            if Handler.busy[self.path] <= int(self.path.rsplit("/", 1)[1]):
+                self.send_response(429)
+                self.send_header("Retry-After", "0")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
+            return self._reply(200, {"kind": "Status", "message": "served"})
         if self.path == "/forbidden":
             return self._reply(403, {"kind": "Status", "reason": "Forbidden", "message": "pods is forbidden"})
         return self._reply(404, {"kind": "Status", "reason": "NotFound", "message": "not found"})
@@ -120,6 +130,15 @@ def test_raw_request_returns_any_status(tmp_path, api_server):
     assert ok.status == 200 and ok.json() == {"echo": {"a": 1}} and Handler.seen[-1][2] == "application/json"
     bad = api.request("POST", "/x", body={"fail": True}, retries=0)
     assert bad.status == 503 and "application/json" in bad.content_type
+
+
+def test_too_many_requests_is_retried_as_client_go_does(tmp_path, api_server, monkeypatch):
+    """A 429 (priority and fairness, or an API server that has just started) is 'not processed, try again
+    after Retry-After', whatever the verb: retried; past the budget the 429 itself is returned."""
+    api = kc.get_api({"kubeconfig": kubeconfig(tmp_path, api_server), "context": "sim"})
+    assert api.get_json("/busy/3")["message"] == "served"
+    monkeypatch.setattr(kc, "TOO_MANY_REQUESTS_RETRIES", 2)
+    assert api.request("GET", "/busy/4").status == 429
 
 
 def test_unreachable_names_kubeconfig_context_and_host(tmp_path):
