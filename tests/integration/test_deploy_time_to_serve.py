@@ -35,14 +35,15 @@ def test_overlapped_deploy_prepulls_and_reports_its_phases(slow_cluster, tmp_pat
                                                        slow_cluster.context, ns), slow_cluster.dynamic())
     first = env.run("deploy.yml", "-e", "sku=gb300", "-e", "mode=agg")
     assert first.rc == 0, first.output[-3000:]
-    assert "Pull nvcr.io/nvidia/ai-dynamo/sglang-runtime" in first.stdout
+    assert "Pull the runtime image on the SKU's nodes, nvcr.io/nvidia/ai-dynamo/sglang-runtime" in first.stdout
     assert "Time to serve on rehearsal (this run; transfers overlapped)" in first.stdout
     assert "pull: the pre-pull Job on the SKU's nodes, while the download ran" in first.stdout
 
     # the pre-pull Job is gone, and the kubelets list the runtime image on both nodes
     jobs = {j["metadata"]["name"] for j in items(env.dyn, "batch/v1", "Job", ns)}
     assert jobs == {"model-download", "stage-benchmark-trace"}
-    image = next(w for w in first.stdout.splitlines() if "Pull nvcr.io" in w).split("Pull ", 1)[1].split(" ")[0]
+    marker = "Pull the runtime image on the SKU's nodes, "
+    image = next(w for w in first.stdout.splitlines() if marker in w).split(marker, 1)[1].split(" ")[0]
     for node in items(env.dyn, "v1", "Node"):
         assert image in [n for i in node["status"].get("images") or [] for n in i["names"]]
 
