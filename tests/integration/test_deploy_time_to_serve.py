@@ -37,7 +37,8 @@ def test_overlapped_deploy_prepulls_and_reports_its_phases(slow_cluster, tmp_pat
     assert first.rc == 0, first.output[-3000:]
     assert "Pull the runtime image on the SKU's nodes, nvcr.io/nvidia/ai-dynamo/sglang-runtime" in first.stdout
     assert "Time to serve on rehearsal (this run; transfers overlapped)" in first.stdout
-    assert "pull: the pre-pull Job on the SKU's nodes, while the download ran" in first.stdout
+    # the report is printed as YAML, which doubles the apostrophe inside a quoted string
+    assert "pull: the pre-pull Job on the SKU''s nodes, while the download ran" in first.stdout
 
     # the pre-pull Job is gone, and the kubelets list the runtime image on both nodes
     jobs = {j["metadata"]["name"] for j in items(env.dyn, "batch/v1", "Job", ns)}
