@@ -44,7 +44,7 @@ def test_overlapped_deploy_prepulls_and_reports_its_phases(slow_cluster, tmp_pat
     jobs = {j["metadata"]["name"] for j in items(env.dyn, "batch/v1", "Job", ns)}
     assert jobs == {"model-download", "stage-benchmark-trace"}
     marker = "Pull the runtime image on the SKU's nodes, "
-    image = next(w for w in first.stdout.splitlines() if marker in w).split(marker, 1)[1].split(" ")[0]
+    image = next(w for w in first.stdout.splitlines() if marker in w).split(marker, 1)[1].split(" ")[0].rstrip("]")
     for node in items(env.dyn, "v1", "Node"):
         assert image in [n for i in node["status"].get("images") or [] for n in i["names"]]
 
