@@ -11,12 +11,13 @@ on the three clusters the first test left deployed. Faults are cleared after eve
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import BACKENDS, DGD, delete_namespace, get, namespace_exists, start_rehearsal
+from deploy_helpers import DGD, delete_namespace, get, namespace_exists, start_rehearsal
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventories" / "rehearsal-multi"
@@ -25,7 +26,9 @@ CANARY, GB200, MI355X = "rehearsal-gb300", "rehearsal-gb200", "rehearsal-mi355x"
 CLUSTERS = (CANARY, GB200, MI355X)  # kubesim-0, -1, -2
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+# kubesim only in `make test` (its budget): on three real control planes the four tests take ~28 min on this
+# machine; `ROLLOUT_BACKENDS=kubesim,real` runs them on both (8 passed in 1666 s on 2026-12-01).
+@pytest.fixture(scope="module", params=os.environ.get("ROLLOUT_BACKENDS", "kubesim").split(","))
 def rollout_clusters(request, tmp_path_factory):
     cs = start_rehearsal(request.param, 3, tmp_path_factory.mktemp(f"{request.param}-rollout"),
                          "gb300:2,gb200:2,mi355x:1,b200:1")
