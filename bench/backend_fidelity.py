@@ -25,7 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "integration")]
 
-from deploy_helpers import start_rehearsal, write_inventory  # noqa: E402
+from deploy_helpers import write_inventory  # noqa: E402
+
+from kubesim.rehearsal import QUICK, start_rehearsal  # noqa: E402
 
 GB300_AGG = ["-e", "sku=gb300", "-e", "mode=agg"]
 RUNTIME = "nvcr.io/nvidia/ai-dynamo/sglang-runtime"
@@ -71,7 +73,7 @@ def run_playbook(inv: Path, step: Step) -> tuple[int, int, str, float]:
 
 
 def run_backend(backend: str, names: list[str], work: Path) -> dict[str, list[tuple]]:
-    cs = start_rehearsal(backend, 1, work / backend, "gb300:2,b200:1")
+    cs = start_rehearsal(1, backend=backend, state_dir=work / backend, nodes="gb300:2,b200:1", **QUICK)
     out: dict[str, list[tuple]] = {}
     try:
         c = cs[0]

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 import yaml  # noqa: E402
 
-import kubesim  # noqa: E402
+from kubesim.rehearsal import QUICK, start_rehearsal  # noqa: E402
 
 # The 26 targets that exercise the API server and need nothing neither backend has (containers, helm,
 # a network beyond the cluster): the k8s_* module targets and the k8s lookup. k8s_apply's last part
@@ -204,7 +204,7 @@ def run_target(target: str, tdir: Path, work: Path, cluster, backend: str, timeo
 def run_backend(backend: str, targets: list[str], tdir: Path, work: Path, timeout: float,
                 keep_logs: Path | None) -> list[Outcome]:
     work.mkdir(parents=True, exist_ok=True)
-    cs = kubesim.start(1, backend=backend, state_dir=work / "state", ready_seconds=1.0, download_seconds=1.0)
+    cs = start_rehearsal(1, backend=backend, state_dir=work / "state", **QUICK)
     results = []
     try:
         for target in targets:

@@ -9,9 +9,3 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
 TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
-REAL_CRDS = REPO.parent / "shared" / "crds"
-
-
-def crd_dir() -> str | None:
-    """The real Dynamo CRDs when they are beside the project (kubesim's built-in minimal ones otherwise)."""
-    return str(REAL_CRDS) if REAL_CRDS.is_dir() else None

@@ -50,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import yaml
 
 import kubesim
-from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE, crd_dir
+from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE
+from kubesim.rehearsal import project_crd_dir
 
 GOAL_RATIO = 2.0
 MODES = {"all-at-once": ["-e", json.dumps({"rollout_serial": ["100%"]})], "canary-first": []}
@@ -234,7 +235,7 @@ def main() -> int:
             ap.error(f"unknown {kind}(s) {unknown}; known: {', '.join(known)}")
     if 1 not in sizes:
         ap.error("--sizes must include 1: it is the baseline of every ratio")
-    crds = crd_dir()
+    crds = project_crd_dir()
     print(f"rollout_scale: up to {max(sizes)} clusters (gb300:1 each, CRDs: {crds or 'kubesim minimal'}), "
           f"sizes {sizes}, modes {modes}, profiles {profiles}, --forks {a.forks}, {os.cpu_count()} CPUs",
           flush=True)

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import yaml
 
-import kubesim
-from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE, crd_dir
+from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE
+from kubesim.rehearsal import start_rehearsal
 
 GOAL_SHORTER = 0.25
 GOAL_FLOOR = 1.10
@@ -100,8 +100,7 @@ def main() -> int:
           f"{a.download_seconds:.0f} s, image pull {a.image_pull_seconds:.0f} s per node, trace "
           f"{a.trace_seconds:.0f} s, weight load {a.ready_seconds:.0f} s; load average before "
           f"{load_before[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    crds = crd_dir()
-    cs = kubesim.start(2, state_dir=work / "clusters", nodes="gb300:2", crd_dir=crds, backend=a.backend,
+    cs = start_rehearsal(2, state_dir=work / "clusters", nodes="gb300:2", backend=a.backend,
                        download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                        image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds)
     try:

@@ -30,16 +30,11 @@ if str(REPO) not in sys.path:
 
 @pytest.fixture(scope="session")
 def kubesim_clusterset(tmp_path_factory):
-    import kubesim
+    from kubesim.rehearsal import QUICK, start_rehearsal
 
-    state = tmp_path_factory.mktemp("kubesim")
     # the real Dynamo CRDs when present (as CI passes them), else kubesim's minimal ones;
     # KUBESIM_CRD_DIR overrides ("none" for the minimal ones only)
-    real = REPO.parent / "shared" / "crds"
-    crd_dir = os.environ.get("KUBESIM_CRD_DIR") or (str(real) if real.is_dir() else None)
-    if crd_dir == "none":
-        crd_dir = None
-    cs = kubesim.start(1, state_dir=state, ready_seconds=1.0, download_seconds=1.0, crd_dir=crd_dir)
+    cs = start_rehearsal(1, state_dir=tmp_path_factory.mktemp("kubesim"), **QUICK)
     try:
         yield cs
     finally:
@@ -90,15 +85,12 @@ def k8s_namespace(k8s_dynamic):
 @pytest.fixture(scope="session")
 def real_clusterset(tmp_path_factory):
     import kubesim
-    from kubesim.control_plane import build
+    from kubesim.rehearsal import QUICK, start_rehearsal
 
     if os.environ.get("KUBESIM_REAL_STATE_DIR"):
         yield kubesim.attach(os.environ["KUBESIM_REAL_STATE_DIR"])
         return
-    build.build()
-    crds = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, backend="real", state_dir=tmp_path_factory.mktemp("real"),
-                       crd_dir=str(crds) if crds.is_dir() else None, ready_seconds=1.0, download_seconds=1.0)
+    cs = start_rehearsal(1, backend="real", state_dir=tmp_path_factory.mktemp("real"), **QUICK)
     try:
         yield cs
     finally:
@@ -114,3 +106,33 @@ def real_cluster(real_clusterset):
 def backend_cluster(request):
     """The same test on kubesim and on the real control plane."""
     return request.getfixturevalue("kubesim_cluster" if request.param == "kubesim" else "real_cluster")
+
+
+# ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
+# `make test` runs pytest on two workers with `--dist loadgroup`: much of a rehearsal is waiting (for a
+# rollout, a Job, a load delay), so a second worker fills the idle core. Each worker starts its own
+# session clusters, so the groups below keep together what shares an expensive cluster:
+# * every test on the session's real control plane in one group (one real cluster per run, not two);
+# * a module with module-scoped fixtures (its own clusters, a deployed target, an AWX project) in one
+#   group per backend it is parametrised over.
+# Everything else (unit tests, tests on the session kubesim) is spread one test at a time.
+REAL_SESSION_FIXTURES = {"real_clusterset", "real_cluster", "real_dyn", "team_dyn"}
+
+
+def xdist_group_of(item) -> str | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    backend = next((v for v in params.values() if v in ("kubesim", "real")), None)
+    if REAL_SESSION_FIXTURES & set(item.fixturenames) or ("backend_cluster" in item.fixturenames and backend == "real"):
+        return "real-control-plane"
+    defs = item._fixtureinfo.name2fixturedefs.values()
+    if any(d[-1].scope == "module" for d in defs if d):
+        module = item.nodeid.split("::")[0]
+        return f"{module}[{backend}]" if backend else module
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = xdist_group_of(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from deploy_helpers import REPO, DeployEnv, run_playbook
+from deploy_helpers import DeployEnv, run_playbook
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def playbook_at():
 @pytest.fixture(scope="session")
 def kubesim_factory(tmp_path_factory):
     """Extra kubesim daemons with their own node inventory / storage classes / CRDs (cached per config)."""
-    import kubesim
+    from kubesim.rehearsal import QUICK, start_rehearsal
 
     started: dict = {}
 
@@ -29,11 +29,9 @@ def kubesim_factory(tmp_path_factory):
              rdma: bool = True):
         key = (nodes, storage_classes, crd_dir, rdma)
         if key not in started:
-            real = REPO.parent / "shared" / "crds"
-            crds = (str(real) if real.is_dir() else None) if crd_dir == "default" else crd_dir
-            state = tmp_path_factory.mktemp("kubesim-extra")
-            started[key] = kubesim.start(1, state_dir=state, nodes=nodes, storage_classes=storage_classes,
-                                         crd_dir=crds, rdma=rdma, ready_seconds=1.0, download_seconds=1.0)
+            crds = {} if crd_dir == "default" else {"crd_dir": crd_dir}
+            started[key] = start_rehearsal(1, state_dir=tmp_path_factory.mktemp("kubesim-extra"), nodes=nodes,
+                                           storage_classes=storage_classes, rdma=rdma, **crds, **QUICK)
         return started[key][0]
 
     yield make

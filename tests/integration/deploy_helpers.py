@@ -94,22 +94,6 @@ def rehearsal_vars() -> dict:
 BACKENDS = ("kubesim", "real")
 
 
-def start_rehearsal(backend: str, clusters: int, state_dir: Path, nodes: str, **kwargs):
-    """Rehearsal clusters of either backend with the real Dynamo CRDs when they are beside the project;
-    the real control plane is built first when this machine has not built it yet."""
-    import kubesim
-
-    if backend == "real":
-        from kubesim.control_plane import build
-
-        build.build()
-    crds = Path(__file__).resolve().parents[3] / "shared" / "crds"
-    kwargs.setdefault("ready_seconds", 1.0)
-    kwargs.setdefault("download_seconds", 1.0)
-    return kubesim.start(clusters, backend=backend, state_dir=state_dir, nodes=nodes,
-                         crd_dir=str(crds) if crds.is_dir() else None, **kwargs)
-
-
 def write_inventory(path: Path, kubeconfig: str | Path, context: str, namespace: str, **overrides) -> Path:
     """A one-host inventory (``rehearsal`` in ``dynamo_clusters``) for a test cluster and namespace."""
     host = {**rehearsal_vars(), "cluster_kubeconfig": str(kubeconfig), "cluster_context": context,

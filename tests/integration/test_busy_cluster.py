@@ -11,7 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DGD, get, items, namespace_exists, start_rehearsal, write_inventory
+from deploy_helpers import DGD, get, items, namespace_exists, write_inventory
+
+from kubesim.rehearsal import QUICK, start_rehearsal
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -26,7 +28,7 @@ MI355X = "muse-spark-vllm-standalone-mi355x"
 # both backends; the real scheduler's own refusal is tested in real_backend/test_serving.py.
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    cs = start_rehearsal("kubesim", 1, tmp_path_factory.mktemp("kubesim-busy"), "gb300:2,mi355x:1")
+    cs = start_rehearsal(1, state_dir=tmp_path_factory.mktemp("kubesim-busy"), nodes="gb300:2,mi355x:1", **QUICK)
     try:
         yield cs[0]
     finally:

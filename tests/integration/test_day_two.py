@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import BACKENDS, DGD, get, items, res, start_rehearsal, write_inventory
+from deploy_helpers import BACKENDS, DGD, get, items, res, write_inventory
+
+from kubesim.rehearsal import QUICK, start_rehearsal
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -34,7 +36,8 @@ TOKEN = "hf_rehearsal_token_not_a_secret"
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def cluster(request, tmp_path_factory):
-    cs = start_rehearsal(request.param, 1, tmp_path_factory.mktemp(f"{request.param}-day2"), "gb300:2")
+    cs = start_rehearsal(1, backend=request.param, state_dir=tmp_path_factory.mktemp(f"{request.param}-day2"),
+                         nodes="gb300:2", **QUICK)
     try:
         yield cs[0]
     finally:

@@ -4,7 +4,7 @@ complete, the pre-pull Job goes afterwards, the play says where the time went, a
 from __future__ import annotations
 
 import pytest
-from deploy_helpers import REPO, DeployEnv, get, items, new_namespace, write_inventory
+from deploy_helpers import DeployEnv, get, items, new_namespace, write_inventory
 
 PULL_S, DOWNLOAD_S = 3.0, 4.0
 
@@ -12,12 +12,10 @@ PULL_S, DOWNLOAD_S = 3.0, 4.0
 @pytest.fixture(scope="module")
 def slow_cluster(tmp_path_factory):
     """A cluster whose engine image takes PULL_S to pull on each node (gb300 nodes only)."""
-    import kubesim
+    from kubesim.rehearsal import start_rehearsal
 
-    real = REPO.parent / "shared" / "crds"
-    cs = kubesim.start(1, state_dir=tmp_path_factory.mktemp("kubesim-tts"), nodes="gb300:2",
-                       crd_dir=str(real) if real.is_dir() else None, ready_seconds=1.0,
-                       download_seconds=DOWNLOAD_S, image_pull_seconds=PULL_S, trace_seconds=1.0)
+    cs = start_rehearsal(1, state_dir=tmp_path_factory.mktemp("kubesim-tts"), nodes="gb300:2", ready_seconds=1.0,
+                         download_seconds=DOWNLOAD_S, image_pull_seconds=PULL_S, trace_seconds=1.0)
     yield cs[0]
     cs.stop()
 

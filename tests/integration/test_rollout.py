@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DGD, delete_namespace, get, namespace_exists, start_rehearsal
+from deploy_helpers import DGD, delete_namespace, get, namespace_exists
+
+from kubesim.rehearsal import QUICK, start_rehearsal
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventories" / "rehearsal-multi"
@@ -30,8 +32,8 @@ CLUSTERS = (CANARY, GB200, MI355X)  # kubesim-0, -1, -2
 # machine; `ROLLOUT_BACKENDS=kubesim,real` runs them on both (8 passed in 1666 s on 2026-12-01).
 @pytest.fixture(scope="module", params=os.environ.get("ROLLOUT_BACKENDS", "kubesim").split(","))
 def rollout_clusters(request, tmp_path_factory):
-    cs = start_rehearsal(request.param, 3, tmp_path_factory.mktemp(f"{request.param}-rollout"),
-                         "gb300:2,gb200:2,mi355x:1,b200:1")
+    cs = start_rehearsal(3, backend=request.param, state_dir=tmp_path_factory.mktemp(f"{request.param}-rollout"),
+                         nodes="gb300:2,gb200:2,mi355x:1,b200:1", **QUICK)
     try:
         yield cs
     finally:

@@ -57,10 +57,11 @@ def test_three_clusters_cli(tmp_path):
 
 def test_python_api_and_crd_dir(tmp_path):
     import kubesim
+    from kubesim.rehearsal import SHARED_CRDS
 
-    crd_dir = os.environ.get("KUBESIM_REAL_CRDS", "/work/shared/crds")
+    crd_dir = os.environ.get("KUBESIM_REAL_CRDS", str(SHARED_CRDS))
     if not Path(crd_dir).is_dir():
-        pytest.skip("no real CRDs")
+        pytest.skip(f"the real Dynamo CRDs are not beside the project ({crd_dir})")
     with kubesim.start(2, state_dir=tmp_path / "ks", crd_dir=crd_dir, nodes="b200:1", rdma=False) as cs:
         assert len(cs) == 2 and cs[1].context == "kubesim-1"
         dyn = cs[1].dynamic()
