@@ -109,30 +109,5 @@ def backend_cluster(request):
 
 
 # ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
-# `make test` runs pytest on two workers with `--dist loadgroup`: much of a rehearsal is waiting (for a
-# rollout, a Job, a load delay), so a second worker fills the idle core. Each worker starts its own
-# session clusters, so the groups below keep together what shares an expensive cluster:
-# * every test on the session's real control plane in one group (one real cluster per run, not two);
-# * a module with module-scoped fixtures (its own clusters, a deployed target, an AWX project) in one
-#   group per backend it is parametrised over.
-# Everything else (unit tests, tests on the session kubesim) is spread one test at a time.
-REAL_SESSION_FIXTURES = {"real_clusterset", "real_cluster", "real_dyn", "team_dyn"}
-
-
-def xdist_group_of(item) -> str | None:
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    backend = next((v for v in params.values() if v in ("kubesim", "real")), None)
-    if REAL_SESSION_FIXTURES & set(item.fixturenames) or ("backend_cluster" in item.fixturenames and backend == "real"):
-        return "real-control-plane"
-    defs = item._fixtureinfo.name2fixturedefs.values()
-    if any(d[-1].scope == "module" for d in defs if d):
-        module = item.nodeid.split("::")[0]
-        return f"{module}[{backend}]" if backend else module
-    return None
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        group = xdist_group_of(item)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+# which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
+from parallel_groups import pytest_collection_modifyitems  # noqa: E402, F401

@@ -1,0 +1,44 @@
+"""Which tests share a pytest-xdist worker (`make test` runs pytest with `-n 2 --dist loadgroup`).
+
+Much of a rehearsal is waiting (for a rollout, a Job, a load delay), so a second worker fills the idle
+core. Each worker starts its own session clusters, so the groups keep together what shares an expensive
+cluster:
+
+* every test on the session's real control plane in one group (one real cluster per run, not two);
+* a module with module-scoped fixtures (its own clusters, a deployed target, an AWX project) in one
+  group per backend it is parametrised over.
+
+Everything else (unit tests, tests on the session kubesim) is spread one test at a time.
+tests/unit/test_parallel_groups.py runs this through xdist and fails if the groups stop taking effect.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+REAL_SESSION_FIXTURES = {"real_clusterset", "real_cluster", "real_dyn", "team_dyn"}
+BACKEND_NAMES = ("kubesim", "real")
+
+
+def xdist_group_of(item) -> str | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    backend = next((v for v in params.values() if isinstance(v, str) and v in BACKEND_NAMES), None)
+    names = set(item.fixturenames)
+    if REAL_SESSION_FIXTURES & names or ("backend_cluster" in names and backend == "real"):
+        return "real-control-plane"
+    defs = item._fixtureinfo.name2fixturedefs.values()
+    if any(d[-1].scope == "module" for d in defs if d):
+        # never ending in "]": xdist reads a node id ending in "]" as a parametrised one without a group
+        module = item.nodeid.split("::")[0]
+        return f"{module}:{backend}" if backend else module
+    return None
+
+
+# tryfirst: xdist's worker turns the xdist_group marks into node ids in its own modifyitems hook, which
+# pluggy would otherwise call before this one, so the groups would never be seen.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = xdist_group_of(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -1,0 +1,74 @@
+"""The worker groups of tests/parallel_groups.py take effect under pytest-xdist: tests on the real
+control plane share one worker, a module with its own clusters stays on one worker, the rest spread."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+
+CONFTEST = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+import pytest
+from parallel_groups import pytest_collection_modifyitems  # noqa: F401
+
+
+@pytest.fixture(scope="session")
+def real_cluster():
+    return "real"
+
+
+@pytest.fixture(scope="session", params=["kubesim", "real"])
+def backend_cluster(request):
+    return request.param
+"""
+
+REAL_A = """
+def test_a1(real_cluster): pass
+def test_a2(real_cluster): pass
+"""
+REAL_B = """
+def test_b1(backend_cluster): pass
+"""
+OWN_CLUSTER = """
+import pytest
+
+@pytest.fixture(scope="module", params=["kubesim", "real"])
+def cluster(request):
+    return request.param
+
+def test_c1(cluster): pass
+def test_c2(cluster): pass
+def test_c3(cluster): pass
+"""
+FREE = "\n".join(f"def test_free{i}(): pass" for i in range(8))
+
+
+def test_groups_reach_the_workers(tmp_path):
+    for name, body in {"conftest.py": CONFTEST, "test_real_a.py": REAL_A, "test_real_b.py": REAL_B,
+                       "test_own_cluster.py": OWN_CLUSTER, "test_free.py": FREE}.items():
+        (tmp_path / name).write_text(textwrap.dedent(body))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
+                           "-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    ran = re.findall(r"^\[(gw\d)\] .*PASSED (\S+)", proc.stdout, re.M)
+    assert len(ran) == 2 + 2 + 6 + 8, proc.stdout[-3000:]
+    workers = defaultdict(set)
+    for worker, nodeid in ran:
+        group = nodeid.rpartition("@")[2] if "@" in nodeid else None
+        workers[group].add(worker)
+    assert "real-control-plane" in workers, f"the groups never reached the node ids:\n{proc.stdout[-2000:]}"
+    real = [n for _, n in ran if n.endswith("@real-control-plane")]
+    assert sorted(n.split("::")[1].split("@")[0] for n in real) == ["test_a1", "test_a2", "test_b1[real]"]
+    for group in ("real-control-plane", "test_own_cluster.py:kubesim", "test_own_cluster.py:real"):
+        assert len(workers[group]) == 1, (group, workers[group])
+    # kubesim's half of backend_cluster and the free tests carry no group
+    assert not any(n.endswith("@") for _, n in ran) and len(workers[None]) == 2
