@@ -21,7 +21,7 @@ BACKEND ?= kubesim
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
-	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, molecule, pytest; builds the control plane once)"
+	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, pytest with the molecule scenarios; builds the control plane once)"
 	@echo "make setup  - create .venv and install pinned-range requirements (idempotent)"
 	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] [BACKEND=real] / make sim-stop - rehearsal clusters"
 	@echo "make control-plane - build kube-apiserver, etcd, controllers, kubectl and kwok once per machine"
@@ -40,7 +40,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@touch $(STAMP)
 
 test: setup chromium
-	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane molecule pytest
+	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane pytest
 
 ruff: setup
 	$(BIN)/ruff check .
@@ -52,6 +52,7 @@ doc-check: setup
 	$(BIN)/python tools/check_plugin_docs.py
 
 # Molecule scenarios (molecule/), each on its own temporary kubesim: SCENARIOS="default kv-router-gb300" for some.
+# `make test` runs them too, as tests/molecule/test_scenarios.py (one test each, spread over the workers).
 molecule: setup
 	BIN=$(CURDIR)/$(BIN) molecule/run.sh $(SCENARIOS)
 
@@ -68,17 +69,16 @@ chromium:
 
 # Two passes: everything but the `timing` tests on PYTEST_WORKERS workers (a rehearsal spends much of its
 # time waiting, so a second worker fills the idle core), then the `timing` tests alone, so that no other
-# test's load moves a measured latency. pytest exits 5 when a pass collects nothing: that is reported,
-# not hidden, but it is not a failure.
+# test's load moves a measured latency. pytest exits 5 when a pass collects nothing (e.g. PYTEST_ARGS
+# selects only timing tests): that is reported, not hidden, but it is not a failure.
 PYTEST_WORKERS ?= 2
+pytest_pass = echo "pytest $(1) $(PYTEST_ARGS)"; $(BIN)/python -m pytest $(1) $(PYTEST_ARGS); r=$$?; \
+	if [ $$r -eq 5 ]; then echo "pytest: no tests collected in this pass"; elif [ $$r -ne 0 ]; then rc=$$r; fi
 pytest: setup chromium
 	@rc=0; \
-	for pass in "-n $(PYTEST_WORKERS) --dist loadgroup -m 'not timing'" "-m timing"; do \
-	  echo "pytest $$pass $(PYTEST_ARGS)"; \
-	  eval $(BIN)/python -m pytest $$pass $(PYTEST_ARGS); r=$$?; \
-	  if [ $$r -eq 5 ]; then echo "pytest: no tests collected in this pass"; elif [ $$r -ne 0 ]; then rc=$$r; fi; \
-	done; exit $$rc
-
+	$(call pytest_pass,-n $(PYTEST_WORKERS) --dist loadgroup -m 'not timing'); \
+	$(call pytest_pass,-m timing); \
+	exit $$rc
 unit: setup
 	$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
 
