@@ -202,9 +202,15 @@ def node(obj: dict) -> None:
     # the Node registry stamps NoExecute taints with the time they were added (the taint manager's clock)
     import time
 
-    for t in (obj.get("spec") or {}).get("taints") or []:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    for t in spec.get("taints") or []:
         if isinstance(t, dict) and t.get("effect") == "NoExecute" and not t.get("timeAdded"):
             t["timeAdded"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # NodeSpec's `taints` and `unschedulable` are omitempty: the last taint removed (or an uncordon)
+    # leaves no field behind, which is what a client checking `spec.taints is undefined` reads
+    for field in ("taints", "unschedulable"):
+        if field in spec and spec[field] in ([], False, None):
+            del spec[field]
 
 
 def network_policy(obj: dict) -> None:

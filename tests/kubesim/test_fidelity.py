@@ -139,6 +139,21 @@ def test_a_deployment_scaled_to_zero_reads_as_ready(dyn, ns):
     assert st.get("availableReplicas") == st.get("replicas")
 
 
+def test_removing_the_last_taint_leaves_no_taints_field(dyn):
+    # PreferNoSchedule on a node that has no taint of its own: harmless to the tests running beside this one
+    nodes = r(dyn, "v1", "Node")
+    node = next(n.metadata.name for n in nodes.get().items if not (n.spec.taints or []))
+    key = "fidelity.inferops.dev/" + uuid.uuid4().hex[:8]
+    nodes.patch(name=node, body={"spec": {"taints": [{"key": key, "effect": "PreferNoSchedule"}]}},
+                content_type="application/merge-patch+json")
+    try:
+        assert [t["key"] for t in nodes.get(name=node).to_dict()["spec"]["taints"]] == [key]
+    finally:
+        nodes.patch(name=node, body={"spec": {"taints": []}}, content_type="application/merge-patch+json")
+    # NodeSpec.taints is omitempty: kubernetes.core's k8s_taint checks `spec.taints is undefined`
+    assert "taints" not in nodes.get(name=node).to_dict()["spec"]
+
+
 # ------------------------------------------------------------------------ selectors and immutable fields
 def test_selectors_and_immutable_fields(dyn, ns):
     dep = r(dyn, "apps/v1", "Deployment")
