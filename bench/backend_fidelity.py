@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "integration")]
 
-from deploy_helpers import write_inventory  # noqa: E402
+from deploy_helpers import delete_namespace, write_inventory  # noqa: E402
 
 from kubesim.rehearsal import QUICK, start_rehearsal  # noqa: E402
 
@@ -67,9 +67,16 @@ def run_playbook(inv: Path, step: Step) -> tuple[int, int, str, float]:
                            "-i", str(inv), *step.args], capture_output=True, text=True, env=env, cwd=REPO, timeout=1800)
     took = time.monotonic() - t0
     recap = re.search(r"^rehearsal\s*:.*changed=(\d+)", proc.stdout, re.M)
-    err = re.search(r"^fatal: .*?\n\s+msg: (.*)$", proc.stdout, re.M)
-    first = (err.group(1).strip().strip("'\"")[:70] if err else "") if proc.returncode else "ok"
-    return proc.returncode, int(recap.group(1)) if recap else -1, first, took
+    return proc.returncode, int(recap.group(1)) if recap else -1, first_error(proc.stdout) if proc.returncode else "ok", took
+
+
+def first_error(stdout: str) -> str:
+    """The first line of the first failed task's message (a YAML block scalar's first line of text)."""
+    err = re.search(r"^fatal: .*?\n\s+msg: (.*)\n(.*)$", stdout, re.M)
+    if not err:
+        return ""
+    line = err.group(2) if err.group(1).strip() in ("|", "|-", ">", ">-") else err.group(1)
+    return line.strip().strip("'\"")[:90]
 
 
 def run_backend(backend: str, names: list[str], work: Path) -> dict[str, list[tuple]]:
@@ -88,12 +95,19 @@ def run_backend(backend: str, names: list[str], work: Path) -> dict[str, list[tu
                     c.fault(step.fault[0], **step.fault[1])
                 results.append(run_playbook(inv, step))
             c.clear_faults()
+            # the next scenario starts with every GPU free, as the first one did
+            delete_namespace(c.dynamic(), ns, timeout=120)
             out[name] = results
             print(f"  {backend:8} {name}: " + ", ".join(f"rc={r[0]} changed={r[1]} {r[3]:.0f}s" for r in results),
                   flush=True)
     finally:
         cs.stop()
     return out
+
+
+def cell(outcome: tuple) -> str:
+    rc, changed, first_error, took = outcome
+    return f"{'ok' if not rc else 'failed: ' + first_error}, {changed}, {took:.0f} s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             same = (k[0] == 0) == (r[0] == 0) and k[1] == r[1]
             if not same:
                 differences.append(f"{name} / {step.playbook}")
-            print(f"| {name} | {step.playbook} | {'ok' if not k[0] else 'failed'}, {k[1]}, {k[3]:.0f} s "
-                  f"| {'ok' if not r[0] else 'failed'}, {r[1]}, {r[3]:.0f} s | {'yes' if same else '**no**'} |")
+            print(f"| {name} | {step.playbook} | {cell(k)} | {cell(r)} | {'yes' if same else '**no**'} |")
     total = {b: sum(x[3] for v in results[b].values() for x in v) for b in results}
     print(f"\nwall time: kubesim {total['kubesim']:.0f} s, real {total['real']:.0f} s "
           f"(ratio {total['real'] / max(total['kubesim'], 1):.2f})")
