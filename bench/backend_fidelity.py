@@ -71,12 +71,19 @@ def run_playbook(inv: Path, step: Step) -> tuple[int, int, str, float]:
 
 
 def first_error(stdout: str) -> str:
-    """The first line of the first failed task's message (a YAML block scalar's first line of text)."""
-    err = re.search(r"^fatal: .*?\n\s+msg: (.*)\n(.*)$", stdout, re.M)
-    if not err:
+    """The first line of text of the first failed task's ``msg`` (in the YAML result format)."""
+    lines = stdout.splitlines()
+    fatal = next((i for i, line in enumerate(lines) if line.startswith("fatal: ")), None)
+    if fatal is None:
         return ""
-    line = err.group(2) if err.group(1).strip() in ("|", "|-", ">", ">-") else err.group(1)
-    return line.strip().strip("'\"")[:90]
+    for i in range(fatal + 1, len(lines)):
+        key, _, value = lines[i].strip().partition(": ")
+        if key == "msg":
+            value = value.strip()
+            if value in ("|", "|-", ">", ">-") and i + 1 < len(lines):
+                value = lines[i + 1].strip()
+            return value.strip("'\"")[:90]
+    return ""
 
 
 def run_backend(backend: str, names: list[str], work: Path) -> dict[str, list[tuple]]:

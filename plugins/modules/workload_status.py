@@ -188,6 +188,13 @@ progress:
   returned: success
   type: str
   sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
+msg:
+  description:
+    - The same line as RV(progress). When an C(until) loop on this module runs out of retries, Ansible reports
+      the last look's C(msg), so the timeout names the state it ended in instead of "Unknown error".
+  returned: success
+  type: str
+  sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
 update_pending:
   description:
     - What keeps the current generation from being fully rolled out; empty once it is. The controller has
@@ -394,7 +401,7 @@ def main() -> None:
     except kc.K8sError as exc:
         module.fail_json(msg=str(exc), changed=False, elapsed=round(time.monotonic() - start, 2),
                          status=getattr(exc, "status", None))
-    module.exit_json(changed=False, **result)
+    module.exit_json(changed=False, msg=result.get("progress", ""), **result)
 
 
 if __name__ == "__main__":
