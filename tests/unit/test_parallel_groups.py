@@ -19,9 +19,15 @@ import pytest
 from parallel_groups import pytest_collection_modifyitems  # noqa: F401
 
 
+# as in tests/conftest.py: the session's real clusters, and the one cluster built on them
 @pytest.fixture(scope="session")
-def real_cluster():
-    return "real"
+def real_clusterset():
+    return ["real"]
+
+
+@pytest.fixture(scope="session")
+def real_cluster(real_clusterset):
+    return real_clusterset[0]
 
 
 @pytest.fixture(scope="session", params=["kubesim", "real"])
