@@ -16,6 +16,7 @@ from .openapi import load_crd
 from .resources import Resource
 from .server import VERSION, ApiListener, parse_json_or_yaml, split_path
 from .standins import storage
+from .standins.runner import RUNNABLE_IMAGES
 from .store import ApiError, Store
 
 log = logging.getLogger("kubesim")
@@ -24,7 +25,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 DEFAULT_NODES = "gb300:2,gb200:2,b200:1,mi355x:1,mi350x:1"
 DEFAULT_STORAGE = "shared-rwx:RWX,local-rwo:RWO"
-DEFAULT_RUNNABLE = ("aiperf", "curl", "python")
+DEFAULT_RUNNABLE = RUNNABLE_IMAGES
 
 
 @dataclass

@@ -34,6 +34,7 @@ from .transfers import trace_hold
 log = logging.getLogger("kubesim.standins.runner")
 # kwok hands out pod IPs from the pod CIDR's lower half (control_plane/netns.py); these are above it.
 STANDIN_POD_NET = ipaddress.ip_network("10.244.128.0/17")
+# images whose pods run their command as a local process on both backends (the others are records)
 RUNNABLE_IMAGES = ("aiperf", "curl", "python")
 
 
