@@ -7,7 +7,8 @@ import json
 import sys
 
 from . import api
-from .cluster import DEFAULT_NODES, DEFAULT_RUNNABLE, DEFAULT_STORAGE, ClusterConfig
+from .cluster import DEFAULT_NODES, DEFAULT_STORAGE, ClusterConfig
+from .standins.runner import RUNNABLE_IMAGES
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -19,7 +20,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="name:RWX|RWO list, first is default; 'none' for no StorageClass")
     p.add_argument("--crd-dir", default=None, help="directory of extra/real CRD files (e.g. ../shared/crds)")
     p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
-    p.add_argument("--runnable-images", default=",".join(DEFAULT_RUNNABLE),
+    p.add_argument("--runnable-images", default=",".join(RUNNABLE_IMAGES),
                    help="comma list of image substrings whose Job pods are executed locally")
     p.add_argument("--download-seconds", type=float, default=3.0)
     p.add_argument("--ready-seconds", type=float, default=2.0, help="a worker's model load, from start to Ready")

@@ -25,7 +25,6 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 DEFAULT_NODES = "gb300:2,gb200:2,b200:1,mi355x:1,mi350x:1"
 DEFAULT_STORAGE = "shared-rwx:RWX,local-rwo:RWO"
-DEFAULT_RUNNABLE = RUNNABLE_IMAGES
 
 
 @dataclass
@@ -35,7 +34,7 @@ class ClusterConfig:
     storage_classes: str = DEFAULT_STORAGE
     crd_dir: str | None = None
     state_dir: str = ".kubesim"
-    runnable_images: tuple[str, ...] = DEFAULT_RUNNABLE
+    runnable_images: tuple[str, ...] = RUNNABLE_IMAGES
     download_seconds: float = 3.0
     ready_seconds: float = 2.0
     speed_factor: float = 1.0
