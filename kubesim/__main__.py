@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("fault", help="inject or clear a fault: fault <cluster> <kind> [args] | fault <cluster> clear")
     p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
     p.add_argument("cluster", type=int)
-    p.add_argument("fault", help="api-down, job-fail, never-ready, slow-download, frontend-errors, frontend-speed, "
+    p.add_argument("fault", help="api-down, job-fail, download-fail, never-ready, slow-download, frontend-errors, frontend-speed, "
                                  "image-pull, crashloop, unschedulable, forbid, clear, clear-<kind>")
     p.add_argument("args", nargs="*", help="positional values or key=value")
     a = ap.parse_args(argv)

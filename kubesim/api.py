@@ -29,7 +29,7 @@ BACKENDS = ("kubesim", "real")
 
 # the positional argument of each fault on the command line
 FAULT_ARGS: dict[str, list[str]] = {
-    "api-down": [], "job-fail": ["pattern"], "never-ready": ["pattern"], "slow-download": ["seconds"],
+    "api-down": [], "job-fail": ["pattern"], "download-fail": ["reason", "at"], "never-ready": ["pattern"], "slow-download": ["seconds"],
     "frontend-errors": ["rate", "status"], "frontend-speed": ["factor"], "image-pull": ["pattern"],
     "crashloop": ["pattern"], "unschedulable": ["pattern"], "forbid": ["resource", "namespace", "verbs"],
 }
@@ -60,6 +60,8 @@ def normalise_fault_args(fault: str, args: dict) -> dict:
             args[k] = float(args[k])
     if "status" in args:
         args["status"] = int(args["status"])
+    if "at" in args:
+        args["at"] = int(args["at"])
     return args
 
 

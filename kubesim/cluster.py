@@ -128,8 +128,8 @@ def parse_storage_classes(spec: str) -> list[dict]:
 class Faults:
     """Injected faults of one cluster (all fields plain data; see docs/kubesim.md)."""
 
-    KINDS = ("api-down", "job-fail", "never-ready", "slow-download", "frontend-errors", "frontend-speed",
-             "image-pull", "crashloop", "unschedulable", "forbid")
+    KINDS = ("api-down", "job-fail", "download-fail", "never-ready", "slow-download", "frontend-errors",
+             "frontend-speed", "image-pull", "crashloop", "unschedulable", "forbid")
 
     def __init__(self):
         self.lock = threading.Lock()

@@ -26,7 +26,7 @@ from . import defaults
 from .quantity import quantity
 from .standins import dynamo_operator as operator
 from .standins import pod_env, storage, transfers
-from .standins.download import download_repos, is_download, progress_line
+from .standins.download import SimulatedDownload, download_failure, download_repos, is_download
 from .standins.kubelet import crash_traceback
 from .store import ApiError, now, rand_suffix, selector_matches
 from .workloads import Workloads
@@ -114,8 +114,7 @@ class PodRuntime:
     restarts: int = 0
     last_crash: float = 0.0
     progress: int = -1
-    repos: list[str] = field(default_factory=list)
-    hf_home: Path | None = None
+    download: SimulatedDownload | None = None
     duration: float = 0.0
 
 
@@ -794,10 +793,11 @@ class Controllers:
             return rt
         if is_download(text):
             rt = PodRuntime(m["uid"], m["namespace"], m["name"], "download", lp)
-            rt.repos = download_repos(text)
             env = self.resolve_env(pod, c)
             hf = env.get("HF_HOME")
-            rt.hf_home = Path(hf) if hf else self.pods_dir / m["namespace"] / m["name"] / "hf-home"
+            rt.download = SimulatedDownload(download_repos(text), Path(hf) if hf else
+                                            self.pods_dir / m["namespace"] / m["name"] / "hf-home",
+                                            download_failure(faults, owner_name, m["name"]))
             rt.duration = float((faults.get("slow-download") or {}).get("seconds", self.cfg.download_seconds))
             lp.write_text("", encoding="utf-8")
             return rt
@@ -817,25 +817,9 @@ class Controllers:
             return rt.exit_code if elapsed >= rt.duration else None
         if rt.kind == "download":
             duration = float((faults.get("slow-download") or {}).get("seconds", rt.duration))
-            pct = 100 if duration <= 0 else min(100, int(elapsed / duration * 100))
-            step = pct // 10 * 10
-            while rt.progress < step:
-                rt.progress = max(rt.progress + 10, 0) if rt.progress >= 0 else 0
-                for repo in rt.repos:
-                    self._append_log(rt, progress_line(repo, rt.progress) + "\n")
-            if pct < 100:
-                return None
-            if rt.exit_code is None:
-                try:
-                    from .tokenizer import write_hf_cache_tokenizer
-
-                    for repo in rt.repos:
-                        snap = write_hf_cache_tokenizer(rt.hf_home, repo)
-                        self._append_log(rt, f"Fetched {repo} -> {snap}\n")
-                    rt.exit_code = 0
-                except Exception as exc:  # pragma: no cover
-                    self._append_log(rt, f"Error: download failed: {exc}\n")
-                    rt.exit_code = 1
+            for line in rt.download.advance(1.0 if duration <= 0 else elapsed / duration):
+                self._append_log(rt, line + "\n")
+            rt.exit_code = rt.download.exit_code
             return rt.exit_code
         if rt.proc is None:
             return rt.exit_code

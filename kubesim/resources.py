@@ -65,6 +65,7 @@ BUILTINS: list[Resource] = [
     Resource("apps", "v1", "ReplicaSet", "replicasets", True, ["rs"], ["status", "scale"], generation=True),
     Resource("apps", "v1", "DaemonSet", "daemonsets", True, ["ds"], ["status"], generation=True),
     Resource("apps", "v1", "ControllerRevision", "controllerrevisions", True),
+    Resource("coordination.k8s.io", "v1", "Lease", "leases", True),
     Resource("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, ["netpol"], generation=True),
     Resource("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
     Resource("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),

@@ -328,8 +328,8 @@ class RealCluster:
     # ------------------------------------------------------------------ faults
     # kubesim's fault kinds that mean the same on a real API server; the others have a real
     # counterpart instead (see REFUSED_FAULTS).
-    FAULTS = ("api-down", "job-fail", "never-ready", "slow-download", "frontend-errors", "frontend-speed",
-              "image-pull", "crashloop")
+    FAULTS = ("api-down", "job-fail", "download-fail", "never-ready", "slow-download", "frontend-errors",
+              "frontend-speed", "image-pull", "crashloop")
     REFUSED_FAULTS = {
         "forbid": "real RBAC decides here: use the namespace-scoped context (kubesim-N-team) or a Role of your own",
         "unschedulable": "the real scheduler decides here: request more GPUs than the nodes have free, or fill them",
@@ -352,9 +352,6 @@ class RealCluster:
             faults[kind] = dict(args)
             if kind == "api-down":
                 self.procs.halt("kube-apiserver")
-        if self.standins.runner is not None:
-            slow = faults.get("slow-download")
-            self.standins.runner.slow_download = float(slow["seconds"]) if slow else None
         return json.loads(json.dumps(faults))
 
     def info(self) -> dict:
@@ -390,7 +387,7 @@ class StandIns:
 
         kube = Kube(api_client, "kubesim-standins")
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
-                                trace_seconds=config.trace_seconds)
+                                trace_seconds=config.trace_seconds, faults=self.faults)
         self.frontends = Frontends(kube, ns.path, self.faults, config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import pod_env
-from .download import download_repos, is_download, progress_line
+from .download import SimulatedDownload, download_failure, download_repos, is_download
 from .kubelet import cri_line
 from .transfers import trace_hold
 
@@ -56,7 +56,8 @@ class Running:
 
 class PodRunner:
     def __init__(self, kube, netns, work_dir: Path, download_seconds: float = 3.0,
-                 runnable_images: tuple[str, ...] = RUNNABLE_IMAGES, trace_seconds: float = 0.0):
+                 runnable_images: tuple[str, ...] = RUNNABLE_IMAGES, trace_seconds: float = 0.0,
+                 faults: dict | None = None):
         self.trace_seconds = trace_seconds
         self.kube = kube
         self.netns = netns
@@ -65,7 +66,7 @@ class PodRunner:
         self.runnable_images = runnable_images
         self.pods: dict[str, Running] = {}
         self._next_ip = iter(STANDIN_POD_NET.hosts())
-        self.slow_download: float | None = None
+        self.faults = faults if faults is not None else {}   # the cluster's live fault table
 
     # ---------------------------------------------------------------- what runs here
     @staticmethod
@@ -137,22 +138,23 @@ class PodRunner:
         run.exit_code = code if code >= 0 else 128 - code
 
     def _download(self, run: Running, c: dict, log_path: Path) -> None:
-        from ..tokenizer import write_hf_cache_tokenizer
-
-        repos = download_repos(self._text(c))
         mounts = self._mounts(run.pod, c)
         env = self._env(run, c, mounts)
         hf_home = Path(env.get("HF_HOME") or (self.work_dir / run.pod["metadata"]["name"] / "hf-home"))
-        duration = self.slow_download if self.slow_download is not None else self.download_seconds
+        owners = [r.get("name", "") for r in run.pod["metadata"].get("ownerReferences") or []]
+        download = SimulatedDownload(download_repos(self._text(c)), hf_home,
+                                     download_failure(self.faults, *owners, run.pod["metadata"]["name"]))
         with open(log_path, "a", encoding="utf-8") as fh:
-            for pct in range(10, 101, 10):
-                time.sleep(max(0.0, duration) / 10)
-                for repo in repos:
-                    fh.write(cri_line(progress_line(repo, pct)))
+            while download.exit_code is None:
+                slow = self.faults.get("slow-download")
+                duration = float(slow["seconds"]) if slow else self.download_seconds
+                fraction = 1.0 if duration <= 0 else (time.time() - run.started) / duration
+                for line in download.advance(fraction):
+                    fh.write(cri_line(line))
                 fh.flush()
-            for repo in repos:
-                fh.write(cri_line(f"Fetched {repo} -> {write_hf_cache_tokenizer(hf_home, repo)}"))
-        run.exit_code = 0
+                if download.exit_code is None:
+                    time.sleep(max(0.05, duration / 20))
+        run.exit_code = download.exit_code
 
     def _kill(self, run: Running) -> None:
         if run.proc and run.proc.poll() is None:

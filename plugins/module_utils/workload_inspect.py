@@ -89,6 +89,18 @@ def default_pod_selector(kind: str, name: str, obj: dict | None = None) -> str:
     return selector_string(match) if match else ""
 
 
+def split_job_attempts(job: dict, pods: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The pods of this Job and those of earlier attempts of the same name (kept when a failed attempt was
+    deleted with its pods orphaned), told apart by the controller-uid label the Job controller sets."""
+    uid = meta(job).get("uid")
+    mine, earlier = [], []
+    for pod in pods:
+        labels = meta(pod).get("labels") or {}
+        owner = labels.get("batch.kubernetes.io/controller-uid") or labels.get("controller-uid")
+        (mine if not uid or not owner or owner == uid else earlier).append(pod)
+    return mine, earlier
+
+
 def container_statuses(pod: dict) -> list[dict]:
     st = status_of(pod)
     return list(st.get("initContainerStatuses") or []) + list(st.get("containerStatuses") or [])

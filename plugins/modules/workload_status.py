@@ -170,6 +170,17 @@ job_failed:
   description: For a Job, whether it has a C(Failed) condition; always false for other kinds.
   returned: success
   type: bool
+uid:
+  description: The workload's C(metadata.uid) (null when it does not exist).
+  returned: success
+  type: str
+earlier_attempt_pods:
+  description:
+    - For a Job, the pods of earlier attempts of the same name (label C(job-name)) that are not this Job's
+      (another C(controller-uid)), kept when a failed attempt was deleted with its pods orphaned.
+  returned: success
+  type: list
+  elements: str
 fatal:
   description: Whether RV(fatal_reasons) is not empty.
   returned: success
@@ -290,7 +301,13 @@ def observe(api, p: dict, api_version: str, plural: str) -> dict:
     """One look: the workload, its pods, the namespace events and, for a running Job, its newest pod's log."""
     obj = kc.get_object(api, api_version, plural, p["namespace"], p["name"])
     selector = p["pod_selector"] or wi.default_pod_selector(p["kind"], p["name"], obj)
-    pods = kc.list_objects(api, "v1", "pods", p["namespace"], selector) if obj is not None else []
+    earlier = []
+    if obj is not None and p["kind"] == "Job" and not p["pod_selector"]:
+        # The Job's name labels the pods of every attempt; its controller-uid only those of this one.
+        pods, earlier = wi.split_job_attempts(obj, kc.list_objects(api, "v1", "pods", p["namespace"],
+                                                                   f"job-name={p['name']}"))
+    else:
+        pods = kc.list_objects(api, "v1", "pods", p["namespace"], selector) if obj is not None else []
     events = kc.list_objects(api, "v1", "events", p["namespace"]) if obj is not None else []
     job_log = None
     if obj is not None and p["kind"] == "Job" and wi.job_state(obj) == "running":
@@ -303,7 +320,8 @@ def observe(api, p: dict, api_version: str, plural: str) -> dict:
                 job_log = kc.read_pod_log(api, p["namespace"], wi.meta(pod)["name"], container, tail_lines=50)
             except kc.K8sApiError:
                 job_log = None
-    return {"obj": obj, "selector": selector, "pods": pods, "events": events, "job_log": job_log}
+    return {"obj": obj, "selector": selector, "pods": pods, "events": events, "job_log": job_log,
+            "earlier_attempt_pods": [wi.meta(x)["name"] for x in earlier]}
 
 
 def verdict(p: dict, look: dict) -> dict:
@@ -327,6 +345,8 @@ def verdict(p: dict, look: dict) -> dict:
         "unserved_since": wi.unserved_since(kind, obj) if obj else None,
         "activity": activity,
         "settled": not activity,
+        "uid": wi.meta(obj).get("uid"),
+        "earlier_attempt_pods": look["earlier_attempt_pods"],
         "generation": wi.meta(obj).get("generation"),
         "observed_generation": wi.status_of(obj).get("observedGeneration"),
     }
