@@ -56,14 +56,40 @@ class PlaybookRun:
         return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
-def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
-    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
+def _playbook_command(playbook: str | Path, args: tuple, extra_env: dict | None) -> tuple[list[str], dict]:
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}
     path = playbook if isinstance(playbook, Path) else REPO / "playbooks" / playbook
-    proc = subprocess.run([str(BIN / "ansible-playbook"), str(path), *args],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
+    return [str(BIN / "ansible-playbook"), str(path), *args], env
+
+
+def run_playbook(playbook: str | Path, *args: str, extra_env: dict | None = None, timeout: int = 600) -> PlaybookRun:
+    """Run ``playbooks/<playbook>`` (or any playbook given as a Path) with the project's ansible.cfg."""
+    argv, env = _playbook_command(playbook, args, extra_env)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout, check=False)
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+class BackgroundPlaybook:
+    """A playbook running while the test goes on (two users at once): its output so far, then its result."""
+
+    def __init__(self, log_dir: Path, playbook: str | Path, *args: str, extra_env: dict | None = None):
+        argv, env = _playbook_command(playbook, args, extra_env)
+        self.out = log_dir / f"playbook-{uuid.uuid4().hex[:8]}.out"
+        self.err = self.out.with_suffix(".err")
+        with open(self.out, "w") as out, open(self.err, "w") as err:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, text=True, env=env, cwd=REPO)
+
+    def stdout_so_far(self) -> str:
+        return self.out.read_text()
+
+    def wait(self, timeout: float = 600) -> PlaybookRun:
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        return PlaybookRun(rc, self.out.read_text(), self.err.read_text())
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import BACKENDS, DGD, get, items, res, write_inventory
+from deploy_helpers import BACKENDS, DGD, BackgroundPlaybook, get, items, res, write_inventory
 
 from kubesim.rehearsal import QUICK, start_rehearsal
 
@@ -98,7 +98,7 @@ def ready(dyn) -> bool:
 def report(run) -> str:
     """The message of the play's final failure (the update report)."""
     tail = run.stdout[run.stdout.rindex("fatal: [rehearsal]: FAILED!"):]
-    match = re.search(r"msg: \|-\n(.*?)\n\nPLAY RECAP", tail, re.S)
+    match = re.search(r"msg: \|-\n(.*?)\n\n(?:TASK \[|PLAY RECAP)", tail, re.S)   # the Lease is given back after it
     assert match, run.stdout[-4000:]
     return "\n".join(line.strip() for line in match.group(1).splitlines())
 
@@ -200,7 +200,7 @@ def test_a_failed_rollout_that_still_moves_is_not_reverted_and_the_play_says_why
     text = report(run)
     assert text.startswith("Update of sglang-agg-gb300 on rehearsal (namespace day2) failed at the wait for the "
                            "rollout and was NOT rolled back."), text
-    assert f"{DGD_NAME} is not Ready after 6 s" in text
+    assert f"{DGD_NAME} did not become Ready within 6 s" in text
     assert re.search(r"Not rolled back: the rollout is still in progress \(\d pod\(s\) starting \(", text), text
     assert "ai-dynamo/dynamo#13620" in text and "playbooks/rollback.yml -l rehearsal -e sku=gb300" in text
     assert text.count("-e revision=2") == 1
@@ -280,3 +280,54 @@ def test_a_kubectl_edit_shows_as_drift_and_the_next_deploy_restores_it(day2):
     assert "Revision 3 of sglang-agg-gb300 stays current" in flat
     rows, _ = status(day2)
     assert rows[0]["drift"] == []
+
+
+def lease_holder(dyn) -> str:
+    lease = get(dyn, "coordination.k8s.io/v1", "Lease", f"{DGD_NAME}-release", NAMESPACE)
+    return ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
+
+
+def wait_for(predicate, what: str, timeout: float = 120):
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def test_two_updates_at_once_never_interleave_and_record_one_revision_each(day2, workdir):
+    inventory = ["-i", str(workdir / "inventory.yml")]
+    # A's new workers take their time (they load until the fault is cleared): A holds the release meanwhile
+    day2.cluster.fault("never-ready", image="*:1.5.5")
+    a = BackgroundPlaybook(workdir, "deploy.yml", *inventory, *GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.5")
+    wait_for(lambda: worker(dgd(day2.dyn))["image"] == f"{RUNTIME}:1.5.5" and lease_holder(day2.dyn),
+             "update A to apply under the release Lease")
+    holder = lease_holder(day2.dyn)
+
+    # a run that will not wait is refused naming A, and applies nothing
+    c = day2("deploy.yml", *GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.7", "-e", "release_lease_wait=1")
+    assert c.rc != 0
+    flat = " ".join(c.stdout.split())
+    assert f"Another update of sglang-agg-gb300 on rehearsal is in progress: {holder} has been updating it since" \
+        in flat, flat[-3000:]
+    assert "Nothing was applied" in flat and f"kubectl delete lease -n {NAMESPACE} {DGD_NAME}-release" in flat
+    assert worker(dgd(day2.dyn))["image"] == f"{RUNTIME}:1.5.5"
+
+    # B waits for A, then updates after it
+    b = BackgroundPlaybook(workdir, "deploy.yml", *inventory, *GB300_AGG, "-e", f"engine_image={RUNTIME}:1.5.6")
+    wait_for(lambda: "TASK [inferops.dynamo.release : Wait for any other update" in b.stdout_so_far(),
+             "update B to reach the release Lease")
+    time.sleep(2)
+    assert worker(dgd(day2.dyn))["image"] == f"{RUNTIME}:1.5.5"          # B has not applied during A's wait
+    day2.cluster.clear_faults()
+    ra, rb = a.wait(), b.wait()
+    assert ra.rc == 0, ra.output[-4000:]
+    assert rb.rc == 0, rb.output[-4000:]
+    assert "Recorded revision 4 of sglang-agg-gb300 (deploy)" in ra.stdout
+    flat = " ".join(rb.stdout.split())
+    assert "Recorded revision 5 of sglang-agg-gb300 (deploy)" in flat
+    assert re.search(rf"Waited [\d.]+ s for the update of sglang-agg-gb300 by {re.escape(holder)} to finish", flat), flat
+    assert revisions(day2.dyn)[-2:] == [(4, f"{RUNTIME}:1.5.5", "deploy"), (5, f"{RUNTIME}:1.5.6", "deploy")]
+    assert serving_images(day2.dyn) == {f"{RUNTIME}:1.5.6"} and ready(day2.dyn)
+    assert lease_holder(day2.dyn) == ""                                  # given back
+    rows, _ = status(day2)
+    assert [(r["revision"], r["image"], r["drift"]) for r in rows] == [(5, f"{RUNTIME}:1.5.6", [])]

@@ -129,7 +129,7 @@ def test_download_job_failure_reports_the_log_tail(deploy_env, kubesim_faults):
     env = deploy_env()
     kubesim_faults.fault("job-fail", pattern="model-download")
     run = env.run("deploy.yml", *GB300_AGG)
-    failed(run, "Job model-download did not complete", "BackoffLimitExceeded",
+    failed(run, "Job model-download failed after", "BackoffLimitExceeded",
            "kubesim injected failure (fault job-fail)")
     assert get(env.dyn, *DGD, DGD_NAME, env.namespace) is None      # the engine was never applied
     # kept for inspection; the PVC stays
