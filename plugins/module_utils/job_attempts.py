@@ -104,4 +104,4 @@ def wait_headline(status: dict, what: str, goal: str, timeout_s: float, waited_s
 
 def _seconds(value) -> str:
     seconds = float(value)
-    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    return f"{seconds:.0f} s" if seconds >= 10 or seconds.is_integer() else f"{seconds:.1f} s"

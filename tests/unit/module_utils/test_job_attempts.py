@@ -61,12 +61,13 @@ def test_permanent_cause_is_the_first_matching_line():
 
 @pytest.mark.parametrize("status, headline", [
     ({"exists": True, "job_failed": True}, "Job j failed after 20 s of waiting"),
-    ({"exists": False}, "Job j was deleted while it was awaited after 6.0 s of waiting"),
-    ({"exists": True, "fatal": True}, "Job j will not complete after 6.0 s of waiting"),
+    ({"exists": False}, "Job j was deleted while it was awaited after 6 s of waiting"),
+    ({"exists": True, "fatal": True}, "Job j will not complete after 6 s of waiting"),
     ({"failed": False, "msg": "cannot reach the Kubernetes API"},
-     "Job j could not be watched after 6.0 s of waiting: cannot reach the Kubernetes API"),
+     "Job j could not be watched after 6 s of waiting: cannot reach the Kubernetes API"),
     ({"exists": True, "complete": False}, "Job j did not complete within 10800 s"),
 ])
 def test_wait_headline_says_why_the_wait_ended(status, headline):
     waited = 20.2 if status.get("job_failed") else 6
     assert ja.wait_headline(status, "Job j", "complete", 10800, waited) == headline
+    assert ja.wait_headline({"exists": False}, "Job j", "complete", 60, 0.44).endswith("after 0.4 s of waiting")
