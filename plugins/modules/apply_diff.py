@@ -128,17 +128,17 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import apply_preview as ap  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
 
+ARGUMENT_SPEC = dict(
+    kc.AUTH_ARG_SPEC,
+    definitions=dict(type="list", elements="dict", required=True),
+    field_manager=dict(type="str", default="inferops.dynamo"),
+    force_conflicts=dict(type="bool", default=True),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            kc.AUTH_ARG_SPEC,
-            definitions=dict(type="list", elements="dict", required=True),
-            field_manager=dict(type="str", default="inferops.dynamo"),
-            force_conflicts=dict(type="bool", default=True),
-        ),
-        supports_check_mode=True,
-    )
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     p = module.params
     bad = [i for i, d in enumerate(p["definitions"])
@@ -150,6 +150,10 @@ def main() -> None:
     except kc.K8sError as exc:
         module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
     module.exit_json(changed=False, **result)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ options:
     description:
       - Namespace of the O(access_checks); required with them.
     type: str
+  fail_on_refusal:
+    description:
+      - Fail the task when the API refuses one of the O(reads) (for example C(403)), with the API server's answer,
+        as M(kubernetes.core.k8s_info) does. Without it a refused read is returned as an answer.
+    type: bool
+    default: false
+    version_added: "0.1.0"
 notes:
   - Supports check mode; nothing is changed (C(changed) is always false). The access reviews are created, as
     C(kubectl auth can-i) does, and the API server does not store them.
@@ -140,17 +147,18 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import cluster_reads as cr  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
 
+ARGUMENT_SPEC = dict(
+    kc.AUTH_ARG_SPEC,
+    reads=dict(type="dict", default={}),
+    access_checks=dict(type="list", elements="dict", default=[]),
+    access_namespace=dict(type="str"),
+    fail_on_refusal=dict(type="bool", default=False),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            kc.AUTH_ARG_SPEC,
-            reads=dict(type="dict", default={}),
-            access_checks=dict(type="list", elements="dict", default=[]),
-            access_namespace=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     p = module.params
     try:
@@ -159,7 +167,15 @@ def main() -> None:
         module.fail_json(msg=str(exc), changed=False)
     except kc.K8sError as exc:
         module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
+    refused = {name: read for name, read in result["reads"].items() if "error" in read}
+    if refused and p["fail_on_refusal"]:
+        module.fail_json(msg="; ".join(f"read {name}: {read['error']}" for name, read in refused.items()),
+                         changed=False, **result)
     module.exit_json(changed=False, **result)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
 
 
 if __name__ == "__main__":

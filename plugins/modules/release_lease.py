@@ -147,23 +147,23 @@ from ansible_collections.inferops.dynamo.plugins.module_utils import cluster_rea
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import release_lease as rl  # noqa: E402
 
+ARGUMENT_SPEC = dict(
+    kc.AUTH_ARG_SPEC,
+    name=dict(type="str", required=True),
+    namespace=dict(type="str", required=True),
+    holder=dict(type="str", required=True),
+    state=dict(type="str", choices=["acquired", "released"], default="acquired"),
+    duration_seconds=dict(type="int", default=3600),
+    wait_seconds=dict(type="int", default=900),
+    poll_interval=dict(type="float", default=2),
+    labels=dict(type="dict", default={}),
+    reads=dict(type="dict", default={}),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec=dict(
-            kc.AUTH_ARG_SPEC,
-            name=dict(type="str", required=True),
-            namespace=dict(type="str", required=True),
-            holder=dict(type="str", required=True),
-            state=dict(type="str", choices=["acquired", "released"], default="acquired"),
-            duration_seconds=dict(type="int", default=3600),
-            wait_seconds=dict(type="int", default=900),
-            poll_interval=dict(type="float", default=2),
-            labels=dict(type="dict", default={}),
-            reads=dict(type="dict", default={}),
-        ),
-        supports_check_mode=True,
-    )
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     p = module.params
     try:
@@ -183,6 +183,10 @@ def main() -> None:
     except kc.K8sError as exc:
         module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
     module.exit_json(changed=False, **result)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
 
 
 if __name__ == "__main__":

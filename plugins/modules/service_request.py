@@ -210,22 +210,25 @@ def run(module: AnsibleModule, api=None) -> tuple[dict, str | None]:
     return result, None
 
 
-def main() -> None:
-    argument_spec = dict(
-        kc.AUTH_ARG_SPEC,
-        namespace=dict(type="str", default="default"),
-        service=dict(type="str", required=True),
-        port=dict(type="str", default="8000"),
-        scheme=dict(type="str", default="http", choices=["http", "https"]),
-        path=dict(type="str", default="/"),
-        method=dict(type="str", default="GET", choices=["GET", "POST"]),
-        body=dict(type="raw"),
-        headers=dict(type="dict", default={}),
-        timeout=dict(type="int", default=60),
-        status_code=dict(type="list", elements="int", default=[200]),
-        max_content_chars=dict(type="int", default=16384),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+ARGUMENT_SPEC = dict(
+    kc.AUTH_ARG_SPEC,
+    namespace=dict(type="str", default="default"),
+    service=dict(type="str", required=True),
+    port=dict(type="str", default="8000"),
+    scheme=dict(type="str", default="http", choices=["http", "https"]),
+    path=dict(type="str", default="/"),
+    method=dict(type="str", default="GET", choices=["GET", "POST"]),
+    body=dict(type="raw"),
+    headers=dict(type="dict", default={}),
+    timeout=dict(type="int", default=60),
+    status_code=dict(type="list", elements="int", default=[200]),
+    max_content_chars=dict(type="int", default=16384),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     start = time.monotonic()
     try:
@@ -235,6 +238,10 @@ def main() -> None:
     if failure:
         module.fail_json(msg=failure, changed=False, **result)
     module.exit_json(changed=False, **result)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
 
 
 if __name__ == "__main__":

@@ -396,22 +396,25 @@ def run(module: AnsibleModule, api=None, clock=time.monotonic, sleep=time.sleep)
     return result
 
 
-def main() -> None:
-    argument_spec = dict(
-        kc.AUTH_ARG_SPEC,
-        kind=dict(type="str", required=True, choices=list(wi.KINDS)),
-        api_version=dict(type="str"),
-        name=dict(type="str", required=True),
-        namespace=dict(type="str", default="default"),
-        wait_seconds=dict(type="int", default=0),
-        poll_interval=dict(type="float", default=2),
-        restart_budget=dict(type="int", default=wi.DEFAULT_RESTART_BUDGET),
-        unschedulable_grace_seconds=dict(type="int", default=wi.DEFAULT_UNSCHEDULABLE_GRACE),
-        log_lines=dict(type="int", default=wi.DEFAULT_LOG_LINES),
-        pod_selector=dict(type="str"),
-        wait_for=dict(type="str", default="ready", choices=["ready", "settled"]),
-    )
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+ARGUMENT_SPEC = dict(
+    kc.AUTH_ARG_SPEC,
+    kind=dict(type="str", required=True, choices=list(wi.KINDS)),
+    api_version=dict(type="str"),
+    name=dict(type="str", required=True),
+    namespace=dict(type="str", default="default"),
+    wait_seconds=dict(type="int", default=0),
+    poll_interval=dict(type="float", default=2),
+    restart_budget=dict(type="int", default=wi.DEFAULT_RESTART_BUDGET),
+    unschedulable_grace_seconds=dict(type="int", default=wi.DEFAULT_UNSCHEDULABLE_GRACE),
+    log_lines=dict(type="int", default=wi.DEFAULT_LOG_LINES),
+    pod_selector=dict(type="str"),
+    wait_for=dict(type="str", default="ready", choices=["ready", "settled"]),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     if module.params["poll_interval"] <= 0:
         module.fail_json(msg="poll_interval must be greater than 0")
@@ -422,6 +425,10 @@ def main() -> None:
         module.fail_json(msg=str(exc), changed=False, elapsed=round(time.monotonic() - start, 2),
                          status=getattr(exc, "status", None))
     module.exit_json(changed=False, msg=result.get("progress", ""), **result)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@ BIN = Path(sys.executable).parent
 
 
 def run_tasks(tmp_path: Path, cluster, tasks: list[dict], env: dict | None = None, kubeconfig: str | None = None,
-              check: bool = False) -> tuple[list[dict], str]:
-    """Run ``tasks`` with the cluster as the k8s group's module_defaults; returns (registered results, output)."""
+              check: bool = False, play_vars: dict | None = None) -> tuple[list[dict], str]:
+    """Run ``tasks`` with the cluster as the k8s group's module_defaults; returns (registered results, output).
+
+    ``play_vars`` are added to the play's vars (``inferops_dynamo_in_process: false`` runs the modules as module
+    processes instead of in the controller's worker)."""
     out_dir = tmp_path / "results"
     out_dir.mkdir(exist_ok=True)
     body = []
@@ -25,7 +28,7 @@ def run_tasks(tmp_path: Path, cluster, tasks: list[dict], env: dict | None = Non
         body.append({**task, "register": f"r{i}", "ignore_errors": True})
         body.append({"name": f"dump r{i}", "check_mode": False, "ansible.builtin.copy": {
             "content": "{{ r%d | to_json }}" % i, "dest": str(out_dir / f"r{i}.json")}})
-    play = [{"hosts": "localhost", "gather_facts": False, "vars": {"ansible_python_interpreter": sys.executable},
+    play = [{"hosts": "localhost", "gather_facts": False, "vars": {"ansible_python_interpreter": sys.executable, **(play_vars or {})},
              "module_defaults": {"group/inferops.dynamo.k8s": {"kubeconfig": kubeconfig or cluster.kubeconfig,
                                                                 "context": cluster.context}},
              "tasks": body}]

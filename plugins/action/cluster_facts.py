@@ -1,0 +1,10 @@
+"""Action plugin: run the cluster_facts module in the controller's worker process (plugin_utils.in_process)."""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.dynamo.plugins.modules import cluster_facts
+from ansible_collections.inferops.dynamo.plugins.plugin_utils.in_process import InProcessModuleAction
+
+
+class ActionModule(InProcessModuleAction):
+    module = cluster_facts
