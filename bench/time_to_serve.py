@@ -35,9 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import yaml
 
-from bench.rehearsal import BIN, GROUP_VARS, REPO, TRACE
+from bench.rehearsal import BIN, REPO, rehearsal_inventory
 from kubesim.rehearsal import start_rehearsal
 
 GOAL_SHORTER = 0.25
@@ -45,21 +44,8 @@ GOAL_FLOOR = 1.10
 PHASES = ("download", "pull", "trace", "load", "smoke")
 
 
-def inventory(path: Path, cluster, namespace: str) -> Path:
-    host: dict = {}
-    for f in sorted(GROUP_VARS.glob("*.yml")):
-        host.update(yaml.safe_load(f.read_text()) or {})
-    host.update({"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                 "model_cache_trace_url": f"file://{TRACE}", "cluster_kubeconfig": str(cluster.kubeconfig),
-                 "cluster_context": cluster.context, "k8s_namespace": namespace,
-                 # the roles poll every second: a poll interval would otherwise add to every wait
-                 "model_cache_poll_seconds": 1, "engine_poll_seconds": 1})
-    path.write_text(yaml.safe_dump({"all": {"children": {"dynamo_clusters": {"hosts": {"rehearsal": host}}}}}))
-    return path
-
-
 def deploy(cluster, namespace: str, overlap: bool, work: Path, timeout: float) -> dict:
-    inv = inventory(work / f"inventory-{namespace}.yml", cluster, namespace)
+    inv = rehearsal_inventory(work / f"inventory-{namespace}.yml", cluster, namespace)
     report = work / f"time-to-serve-{namespace}.json"
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
            "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}

@@ -76,21 +76,26 @@ def test_dgd_follows_the_recipe_names_and_mounts():
 
 
 def test_startup_probe_never_kills_a_loading_worker():
+    # every worker's engine container has a startup probe lasting past the longest weight load, and no
+    # liveness probe that could restart it meanwhile; the frontend has neither need
     for key in ("sglang-agg-gb300", "vllm-agg-b200"):
-        for obj in render.serving_objects(build_plan(ALL_REQUESTS[key]), "muse"):
-            for container in _containers(obj):
-                if container["name"] == "main" and "startupProbe" in container:
-                    probe = container["startupProbe"]
-                    assert probe["periodSeconds"] * probe["failureThreshold"] >= 7200
-                    assert "livenessProbe" not in container
+        workers = [c for obj in render.serving_objects(build_plan(ALL_REQUESTS[key]), "muse")
+                   for c in _worker_containers(obj)]
+        assert workers, key
+        for container in workers:
+            probe = container.get("startupProbe")
+            assert probe, f"{key}: worker container {container['name']} has no startupProbe"
+            assert probe["periodSeconds"] * probe["failureThreshold"] >= 7200
+            assert "livenessProbe" not in container
 
 
-def _containers(obj):
+def _worker_containers(obj):
     if obj["kind"] == "DynamoGraphDeployment":
         for c in obj["spec"]["components"]:
-            yield from c["podTemplate"]["spec"]["containers"]
+            if c.get("componentType") != "frontend" and "frontend" not in c.get("name", "").lower():
+                yield from (ct for ct in c["podTemplate"]["spec"]["containers"] if ct["name"] == "main")
     elif obj["kind"] == "Deployment":
-        yield from obj["spec"]["template"]["spec"]["containers"]
+        yield from (ct for ct in obj["spec"]["template"]["spec"]["containers"] if ct["name"] == "main")
 
 
 def test_standalone_vllm_is_a_recreate_deployment_behind_a_frontend_service():
