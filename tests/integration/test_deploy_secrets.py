@@ -15,7 +15,9 @@ def test_hf_token_never_appears_at_vvv(deploy_env):
     env = deploy_env(hf_token=token)
     run = env.run("deploy.yml", "-vvv", "-e", "sku=gb300", "-e", "mode=agg")
     assert run.rc == 0, run.output[-3000:]
-    assert "ansible-playbook [core" in run.output and "ESTABLISH LOCAL CONNECTION" in run.output   # really -vvv
+    # really verbose (the collection's modules run in the controller's worker: no connection is established
+    # for them, so the connection's own -vvv line may not appear)
+    assert "ansible-playbook [core" in run.output and "task path:" in run.output
     assert token not in run.stdout
     assert token not in run.stderr
     assert base64.b64encode(token.encode()).decode() not in run.output
