@@ -56,7 +56,7 @@ def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_ru
 
 def apply_all(api: kc.K8sApi, definitions: list[dict], field_manager: str, force: bool = True,
               dry_run: bool = False) -> dict:
-    """``{changed, results}``: each definition applied in order (the first refusal stops the rest)."""
+    """``{changed, objects}``: each definition applied in order (the first refusal stops the rest)."""
     cache: dict = {}
     results = [apply_one(api, d, field_manager, force, dry_run, cache) for d in definitions]
-    return {"changed": any(r["changed"] for r in results), "results": results}
+    return {"changed": any(r["changed"] for r in results), "objects": results}

@@ -70,12 +70,14 @@ EXAMPLES = r"""
 
 - name: Say what was created
   ansible.builtin.debug:
-    msg: "{{ applied.results | selectattr('created') | map(attribute='name') | list }}"
+    msg: "{{ applied.objects | selectattr('created') | map(attribute='name') | list }}"
 """
 
 RETURN = r"""
-results:
-  description: One entry per definition, in order.
+objects:
+  description:
+    - One entry per definition, in order.
+    - Not named C(results), which Ansible reads as a loop's items and would show despite C(no_log) (a Secret's data).
   returned: success
   type: list
   elements: dict
@@ -130,11 +132,11 @@ def run_module(module) -> None:
                            dry_run=module.check_mode)
     except kc.K8sError as exc:
         module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
-    diffs = [r.pop("diff") for r in out["results"]]
+    diffs = [r.pop("diff") for r in out["objects"]]
     if getattr(module, "_diff", False):
-        out["diff"] = [d for d, r in zip(diffs, out["results"], strict=True) if r["changed"]]
-    if len(out["results"]) == 1:
-        out["result"] = out["results"][0]["result"]
+        out["diff"] = [d for d, r in zip(diffs, out["objects"], strict=True) if r["changed"]]
+    if len(out["objects"]) == 1:
+        out["result"] = out["objects"][0]["result"]
     module.exit_json(**out)
 
 

@@ -39,7 +39,7 @@ def remove(ns: str) -> dict:
 
 
 def summary(result: dict) -> list[tuple]:
-    return [(r["kind"], r["created"], r["changed"]) for r in result["results"]]
+    return [(r["kind"], r["created"], r["changed"]) for r in result["objects"]]
 
 
 def test_apply_reports_what_changed(tmp_path, backend_cluster):
@@ -63,14 +63,14 @@ def test_apply_reports_what_changed(tmp_path, backend_cluster):
     assert not second["changed"] and summary(second) == [("Namespace", False, False), ("ConfigMap", False, False),
                                                         ("Service", False, False)], second
     assert summary(third) == [("Namespace", False, False), ("ConfigMap", False, True), ("Service", False, False)]
-    assert third["results"][1]["result"]["data"] == {"colour": "green"}
-    assert checked["changed"] and checked["results"][1]["result"]["data"] == {"colour": "red"}, checked
+    assert third["objects"][1]["result"]["data"] == {"colour": "green"}
+    assert checked["changed"] and checked["objects"][1]["result"]["data"] == {"colour": "red"}, checked
     assert read["reads"]["cm"]["resources"][0]["data"] == {"colour": "green"}, "check mode stored nothing"
     assert edit["changed"] and back["changed"], (edit, back)
     assert read_back["reads"]["cm"]["resources"][0]["data"] == {"colour": "green"}
     assert refused["failed"] and "server-side apply of Widget w" in refused["msg"], refused
     assert "404" in refused["msg"], refused["msg"]
-    assert "results" not in refused or not refused["results"]
+    assert not refused.get("objects")
 
 
 def test_check_mode_reports_the_change_without_storing_it(tmp_path, kubesim_cluster):
@@ -80,7 +80,7 @@ def test_check_mode_reports_the_change_without_storing_it(tmp_path, kubesim_clus
                                    check=True)
     run_tasks(tmp_path, kubesim_cluster, [remove(ns)])
     assert checked["changed"] and summary(checked)[1] == ("ConfigMap", False, True), checked
-    assert checked["results"][1]["result"]["data"] == {"colour": "red"}, "the dry run answers the merged object"
+    assert checked["objects"][1]["result"]["data"] == {"colour": "red"}, "the dry run answers the merged object"
     assert read["reads"]["cm"]["resources"][0]["data"] == {"colour": "blue"}
 
 
