@@ -18,6 +18,12 @@ from ansible_collections.inferops.dynamo.plugins.module_utils import apply_previ
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc
 
 BOOKKEEPING = ("resourceVersion", "generation", "managedFields")
+# The options of an apply, shared by server_side_apply and apply_diff (its preview).
+APPLY_ARGUMENTS = dict(
+    definitions=dict(type="list", elements="dict", required=True),
+    field_manager=dict(type="str", default="inferops.dynamo"),
+    force_conflicts=dict(type="bool", default=True),
+)
 
 
 def invalid_definitions(definitions: list) -> list[int]:

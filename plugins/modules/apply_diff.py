@@ -127,13 +127,9 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import apply_preview as ap  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils import server_apply as sa  # noqa: E402
 
-ARGUMENT_SPEC = dict(
-    kc.AUTH_ARG_SPEC,
-    definitions=dict(type="list", elements="dict", required=True),
-    field_manager=dict(type="str", default="inferops.dynamo"),
-    force_conflicts=dict(type="bool", default=True),
-)
+ARGUMENT_SPEC = dict(kc.AUTH_ARG_SPEC, **sa.APPLY_ARGUMENTS)
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
@@ -141,8 +137,7 @@ def run_module(module) -> None:
     """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     p = module.params
-    bad = [i for i, d in enumerate(p["definitions"])
-           if not d.get("apiVersion") or not d.get("kind") or not (d.get("metadata") or {}).get("name")]
+    bad = sa.invalid_definitions(p["definitions"])
     if bad:
         module.fail_json(msg=f"definitions {bad}: each needs apiVersion, kind and metadata.name", changed=False)
     try:

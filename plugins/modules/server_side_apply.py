@@ -111,12 +111,7 @@ from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils import server_apply as sa  # noqa: E402
 
-ARGUMENT_SPEC = dict(
-    kc.AUTH_ARG_SPEC,
-    definitions=dict(type="list", elements="dict", required=True),
-    field_manager=dict(type="str", default="inferops.dynamo"),
-    force_conflicts=dict(type="bool", default=True),
-)
+ARGUMENT_SPEC = dict(kc.AUTH_ARG_SPEC, **sa.APPLY_ARGUMENTS)
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
