@@ -33,6 +33,12 @@ def invalid_definitions(definitions: list) -> list[int]:
             or not (d.get("metadata") or {}).get("name")]
 
 
+def definitions_problem(definitions: list) -> str:
+    """The refusal of definitions that cannot be applied (all of them named), or '' when every one can."""
+    bad = invalid_definitions(definitions)
+    return f"definitions {bad}: each needs apiVersion, kind and metadata.name" if bad else ""
+
+
 def comparable(obj: dict | None) -> dict:
     """``obj`` without its status and the fields the API server rewrites on every write."""
     if not obj:

@@ -119,9 +119,9 @@ def run_module(module) -> None:
     """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
     kc.mask_inline_kubeconfig(module)
     p = module.params
-    bad = sa.invalid_definitions(p["definitions"])
-    if bad:
-        module.fail_json(msg=f"definitions {bad}: each needs apiVersion, kind and metadata.name", changed=False)
+    problem = sa.definitions_problem(p["definitions"])
+    if problem:
+        module.fail_json(msg=problem, changed=False)
     try:
         out = sa.apply_all(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"],
                            dry_run=module.check_mode)

@@ -35,3 +35,10 @@ def test_missing_object_compares_as_empty():
 def test_definitions_without_identity_are_named_by_index():
     good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
     assert sa.invalid_definitions([good, {"kind": "ConfigMap"}, "text", {**good, "metadata": {}}]) == [1, 2, 3]
+
+
+def test_the_refusal_names_every_bad_definition():
+    good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    assert sa.definitions_problem([good]) == ""
+    assert sa.definitions_problem([{}, good, {"kind": "x"}]) == (
+        "definitions [0, 2]: each needs apiVersion, kind and metadata.name")
