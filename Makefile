@@ -6,6 +6,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The Dynamo runtime of the rehearsal (frontend, mocker engines) in a virtualenv of its own: requirements-dynamo.txt.
+DYNAMO_VENV := .venv-dynamo
+DYNAMO_STAMP := $(DYNAMO_VENV)/.installed
 # The real Dynamo CRDs, when the shared folder is beside the checkout (CI, developer machines).
 DYNAMO_CRD_DIR ?= $(firstword $(wildcard ../shared/crds) )
 export DYNAMO_CRD_DIR
@@ -28,9 +31,9 @@ help:
 	@echo "make rollout-demo - three rehearsal clusters, progressive rollout"
 	@echo "make bench  - performance benchmarks under bench/"
 
-setup: $(STAMP)
+setup: $(STAMP) $(DYNAMO_STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt kubesim/tokenizer.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
 	  { echo "Python 3.11+ is required; found $$($(PYTHON) --version 2>&1) at $(PYTHON). Set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,6 +41,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install -q -r requirements-dev.txt
 	$(BIN)/python tools/prepare_tokenizer.py
 	@touch $(STAMP)
+
+$(DYNAMO_STAMP): requirements-dynamo.txt requirements-dynamo-deps.txt
+	@test -x $(DYNAMO_VENV)/bin/python || $(PYTHON) -m venv $(DYNAMO_VENV)
+	$(DYNAMO_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DYNAMO_VENV)/bin/python -m pip install -q --no-deps -r requirements-dynamo.txt
+	$(DYNAMO_VENV)/bin/python -m pip install -q --no-warn-conflicts -r requirements-dynamo-deps.txt
+	@touch $(DYNAMO_STAMP)
 
 test: setup chromium
 	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane pytest
@@ -117,4 +127,4 @@ bench: setup
 
 clean:
 	-$(BIN)/python -m kubesim stop 2>/dev/null
-	rm -rf $(VENV) .kubesim results *.tar.gz .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DYNAMO_VENV) .kubesim results *.tar.gz .pytest_cache .ruff_cache

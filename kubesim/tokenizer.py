@@ -92,8 +92,11 @@ def _tokenizer_config(repo_id: str) -> dict:
     }
 
 
-def _config(repo_id: str) -> dict:
-    return {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": VOCAB_SIZE,
+def _config(repo_id: str, tokenizer_json: str) -> dict:
+    # The corpus is too small to fill VOCAB_SIZE; the config names the vocabulary the tokenizer really has, so a
+    # simulated engine that samples token ids below vocab_size (dynamo.mocker) only emits ids that decode.
+    vocab = len(json.loads(tokenizer_json)["model"]["vocab"])
+    return {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": vocab,
             "max_position_embeddings": 131072, "_name_or_path": repo_id}
 
 
@@ -122,10 +125,11 @@ def write_hf_cache_tokenizer(hf_home: Path, repo_id: str) -> Path:
     revision is a hash of the files), nothing is written; an older revision is replaced.
     Building takes well under a second.
     """
+    tokenizer_json = build_tokenizer_json()
     files = {
-        "tokenizer.json": build_tokenizer_json(),
+        "tokenizer.json": tokenizer_json,
         "tokenizer_config.json": json.dumps(_tokenizer_config(repo_id), indent=2, sort_keys=True) + "\n",
-        "config.json": json.dumps(_config(repo_id), indent=2, sort_keys=True) + "\n",
+        "config.json": json.dumps(_config(repo_id, tokenizer_json), indent=2, sort_keys=True) + "\n",
     }
     digest = hashlib.sha1(usedforsecurity=False)
     for name in _FILES:

@@ -24,8 +24,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# kubesim, and the collection's own Python (render a target's objects the way the playbooks do)
+for _path in (REPO / "collections", REPO):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,265 @@
+"""The real Dynamo runtime (ai-dynamo 1.5.1) serving a DynamoGraphDeployment without GPUs.
+
+Each component of the graph becomes the process Dynamo's own maintainers rehearse with: the frontend
+component runs ``dynamo.frontend`` with the arguments the collection rendered for it (so its router
+mode is the target's, and the real argument parser judges them); each worker replica runs a
+``dynamo.mocker`` engine that simulates the target's engine (SGLang or vLLM scheduler, KV-cache
+blocks, prefix caching, prefill/decode hand-off with a KV-transfer time) with timings from the
+profile ``mocker_profile`` generated from the target's published figures. Only the GPU work is
+simulated.
+
+The processes find each other through Dynamo's file discovery backend (one directory per graph), send
+requests over the TCP request plane and KV events over the ZMQ event plane. Every address they use is
+127.0.0.1 inside the network namespace they run in: the Rust core advertises the address of the
+interface that holds the default route, so a namespace with only its loopback keeps every connection
+there (``DYN_TCP_RESPONSE_STREAM_HOST`` names the interface the frontend receives responses on).
+
+The runtime lives in its own virtualenv (``make setup`` installs it from requirements-dynamo.txt);
+``INFEROPS_DYNAMO_RUNTIME_PYTHON`` points at another interpreter that has it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from . import dynamo_operator as op
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUNTIME_PYTHON_ENV = "INFEROPS_DYNAMO_RUNTIME_PYTHON"
+DEFAULT_RUNTIME_PYTHON = REPO_ROOT / ".venv-dynamo" / "bin" / "python"
+MODELS_CATALOG = REPO_ROOT / "catalog" / "models.yml"
+# Both sides of the KV hand-off of a GB200/GB300 NVL72 rack sit on NVLink (MNNVL); the mocker's default
+# (64 GB/s) is a PCIe-class link. Bytes per token follow the catalog's KV assumption at the worker's dtype.
+NVLINK_KV_TRANSFER_GBPS = 400.0
+_KV_DTYPE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "auto": 2, "bf16": 2, "bfloat16": 2}
+_FRONTEND_OWN_FLAGS = ("--http-port", "--http-host", "--discovery-backend", "--request-plane", "--event-plane")
+
+
+def runtime_python() -> str:
+    return os.environ.get(RUNTIME_PYTHON_ENV) or str(DEFAULT_RUNTIME_PYTHON)
+
+
+def available() -> str | None:
+    """None when the runtime can start here, else why not (what to run to install it)."""
+    python = runtime_python()
+    if not Path(python).exists():
+        return f"the Dynamo runtime is not installed ({python} is missing): run `make setup`"
+    return None
+
+
+@dataclass(frozen=True)
+class RuntimeProcess:
+    """One process of a served graph: its name (component and replica), argv and extra environment."""
+
+    name: str
+    component: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _words(container: dict) -> list[str]:
+    out: list[str] = []
+    for x in (container.get("command") or []) + (container.get("args") or []):
+        try:
+            out += shlex.split(str(x))
+        except ValueError:
+            out += str(x).split()
+    return out
+
+
+def _flag(words: list[str], *names: str) -> str | None:
+    for i, w in enumerate(words):
+        for name in names:
+            if w == name and i + 1 < len(words):
+                return words[i + 1]
+            if w.startswith(name + "="):
+                return w.split("=", 1)[1]
+    return None
+
+
+def _without_flags(words: list[str], flags: tuple[str, ...]) -> list[str]:
+    """``words`` without the given ``--flag value`` pairs (the runtime's own addressing replaces them)."""
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w in flags:
+            skip = True
+            continue
+        if any(w.startswith(f + "=") for f in flags):
+            continue
+        out.append(w)
+    return out
+
+
+def engine_type(container: dict) -> str:
+    """The engine a worker container runs (``python3 -m dynamo.sglang`` -> sglang), as the mocker names it."""
+    words = _words(container)
+    for module, engine in (("dynamo.sglang", "sglang"), ("dynamo.vllm", "vllm"), ("dynamo.trtllm", "trtllm")):
+        if module in words:
+            return engine
+    return "vllm"   # dynamo.vllm, and `vllm serve` of the standalone targets
+
+
+def kv_bytes_per_token(container: dict, catalog_path: Path = MODELS_CATALOG) -> int:
+    """Bytes one token's KV occupies (the catalog's assumption at the worker's KV dtype)."""
+    catalog = yaml.safe_load(catalog_path.read_text())
+    models = catalog.get("models") or catalog
+    assumption = next((m["kv_cache_assumption"] for m in models.values() if "kv_cache_assumption" in m), None)
+    bf16 = int((assumption or {}).get("bytes_per_token_bf16", 163840))
+    dtype = _flag(_words(container), "--kv-cache-dtype") or "auto"
+    return bf16 * _KV_DTYPE_BYTES.get(dtype, 2) // 2
+
+
+def mocker_args(component: op.Component, container: dict) -> list[str]:
+    """The mocker arguments that reproduce a worker container: engine, context, blocks, batch, role."""
+    words = _words(container)
+    engine = engine_type(container)
+    args = ["--engine-type", engine]
+    context = _flag(words, "--context-length", "--max-model-len")
+    page = _flag(words, "--page-size", "--block-size")
+    if engine == "vllm" and context:
+        args += ["--max-model-len", context]
+    if page:
+        args += ["--block-size", page]
+        if engine == "sglang":
+            args += ["--sglang-page-size", page]
+    seqs = _flag(words, "--max-running-requests", "--max-num-seqs")
+    if seqs:
+        args += ["--max-num-seqs", seqs]
+    chunk = _flag(words, "--chunked-prefill-size", "--max-num-batched-tokens")
+    if chunk:
+        args += ["--max-num-batched-tokens", chunk]
+        if engine == "sglang":
+            args += ["--sglang-chunked-prefill-size", chunk]
+    if component.type in ("prefill", "decode"):
+        args += ["--disaggregation-mode", component.type,
+                 "--kv-transfer-bandwidth", str(NVLINK_KV_TRANSFER_GBPS),
+                 "--kv-bytes-per-token", str(kv_bytes_per_token(container))]
+    return args
+
+
+def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, http_host: str, http_port: int,
+                    python: str | None = None) -> list[RuntimeProcess]:
+    """The processes that serve ``dgd``: its frontend on ``http_host:http_port``, one mocker per worker
+    replica. ``model_path`` is the local tokenizer snapshot the served model name resolves to."""
+    python = python or runtime_python()
+    served = None
+    procs: list[RuntimeProcess] = []
+    planes = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
+    for comp in op.components(dgd):
+        container = (comp.template.get("spec") or {}).get("containers", [{}])[0]
+        words = _words(container)
+        if comp.type == "frontend":
+            own = [w for w in _without_flags(words, _FRONTEND_OWN_FLAGS)
+                   if w not in ("python", "python3", "-m", "dynamo.frontend")]
+            procs.append(RuntimeProcess(f"{comp.name}-0", comp.name, [
+                python, "-m", "dynamo.frontend", "--http-host", http_host, "--http-port", str(http_port),
+                *planes, *own], {"DYN_TCP_RESPONSE_STREAM_HOST": "lo"}))
+            continue
+        served = served or _flag(words, "--served-model-name", "--model-path", "--model") or model_path
+        for replica in range(comp.pods_wanted):
+            procs.append(RuntimeProcess(f"{comp.name}-{replica}", comp.name, [
+                python, "-m", "dynamo.mocker", "--model-path", model_path, "--model-name", served,
+                "--planner-profile-data", str(profile_path), *planes, *mocker_args(comp, container)],
+                {"DYN_TCP_RPC_HOST": "127.0.0.1"}))
+    return procs
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class ServedGraph:
+    """The running processes of one served graph (start, health, stop), in one network namespace."""
+
+    def __init__(self, processes: list[RuntimeProcess], *, discovery_dir: Path, log_dir: Path, hf_home: Path,
+                 exec_prefix: list[str] | None = None):
+        self.processes = processes
+        self.discovery_dir = discovery_dir
+        self.log_dir = log_dir
+        self.hf_home = hf_home
+        self.exec_prefix = exec_prefix or []
+        self.running: dict[str, subprocess.Popen] = {}
+
+    def _env(self, proc: RuntimeProcess) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+        env.update({"DYN_FILE_KV": str(self.discovery_dir), "HF_HOME": str(self.hf_home), "HF_HUB_OFFLINE": "1",
+                    "TRANSFORMERS_OFFLINE": "1", "DYN_LOG": "warn", "NO_COLOR": "1"}, **proc.env)
+        return env
+
+    def start(self, names: list[str] | None = None) -> None:
+        self.discovery_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for proc in self.processes:
+            if names is not None and proc.name not in names:
+                continue
+            if proc.name in self.running and self.running[proc.name].poll() is None:
+                continue
+            with open(self.log_dir / f"{proc.name}.log", "ab") as fh:
+                self.running[proc.name] = subprocess.Popen(
+                    [*self.exec_prefix, *proc.argv], env=self._env(proc), stdout=fh, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self, names: list[str] | None = None, timeout: float = 10.0) -> None:
+        chosen = [n for n in self.running if names is None or n in names]
+        for name in chosen:
+            p = self.running[name]
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for name in chosen:
+            p = self.running.pop(name)
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def exited(self) -> dict[str, int]:
+        return {n: p.returncode for n, p in self.running.items() if p.poll() is not None}
+
+    def log_tail(self, name: str, chars: int = 2000) -> str:
+        path = self.log_dir / f"{name}.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+
+def wait_serving(url: str, model: str, workers: int, timeout: float = 60.0, graph: ServedGraph | None = None) -> dict:
+    """Wait until the frontend at ``url`` lists ``model`` and ``/health`` shows ``workers`` generate
+    instances; returns the health document. Raises with the first exited process's log otherwise."""
+    import json
+
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if graph is not None and graph.exited():
+            name, code = next(iter(graph.exited().items()))
+            raise RuntimeError(f"{name} exited with {code}:\n{graph.log_tail(name)}")
+        try:
+            with urllib.request.urlopen(url + "/v1/models", timeout=2) as r:
+                models = [m["id"] for m in json.load(r).get("data") or []]
+            with urllib.request.urlopen(url + "/health", timeout=2) as r:
+                health = json.load(r)
+            generate = [i for i in health.get("instances") or [] if i.get("endpoint") == "generate"]
+            if model in models and len(generate) >= workers:
+                return health
+            last = f"models {models}, {len(generate)} of {workers} workers registered"
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            last = str(exc)
+        time.sleep(0.3)
+    raise TimeoutError(f"the Dynamo frontend at {url} did not serve {model} with {workers} workers "
+                       f"in {timeout:.0f} s: {last}")
