@@ -211,6 +211,21 @@ def build(force: bool = False, out=sys.stdout) -> Path:
     return target
 
 
+# The prometheus-operator's CRDs (PodMonitor, PrometheusRule, ...) as a platform team installs them: the collection's
+# monitoring objects are validated against them. Downloaded with the control plane's modules, read offline after.
+PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
+
+
+def monitoring_crd(kind_plural: str) -> Path:
+    """A ``monitoring.coreos.com`` CRD (e.g. ``prometheusrules``) from the prometheus-operator module."""
+    module, version = PROMETHEUS_OPERATOR
+    info = json.loads(_go("mod", "download", "-json", f"{module}@{version}", cwd=HERE, capture=True))
+    path = Path(info["Dir"]) / "example" / "prometheus-operator-crd" / f"monitoring.coreos.com_{kind_plural}.yaml"
+    if not path.is_file():
+        raise RuntimeError(f"prometheus-operator {version} ships no CRD {path.name}")
+    return path
+
+
 def kwok_crd(kind_plural: str) -> Path:
     """A CRD that kwok ships (e.g. ``logs``), from the kwok module in the Go module cache."""
     v = versions()
