@@ -37,6 +37,14 @@ def gpu_fit(nodes, pods, objects, live=None, rolls_workers=False, resources=None
                     teardown_hint=str(teardown_hint))
 
 
+def update_failure(stage, message, at, engine_status=None):
+    """What an update looked like when it failed (see update_report.failure)."""
+    if engine_status is not None and not isinstance(engine_status, dict):
+        raise AnsibleFilterError("update_failure: engine_status must be the readiness wait's result (a dict) or none.")
+    return ur.failure(stage=str(stage) if stage else None, message=message, at=str(at),
+                      engine_status=_plain(engine_status) if engine_status else None)
+
+
 def _kwargs(value, name, keys):
     if not isinstance(value, dict):
         raise AnsibleFilterError(f"{name}: expected a dict with {', '.join(keys)}.")
@@ -100,6 +108,7 @@ class FilterModule:
             "gpu_fit": gpu_fit,
             "update_report": update_report,
             "update_outage": update_outage,
+            "update_failure": update_failure,
             "target_status": target_status,
             "unreachable_status": unreachable_status,
             "fleet_status": fleet_status,

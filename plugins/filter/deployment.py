@@ -15,6 +15,9 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity impo
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report as _plan_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.pvc_change import pvc_change as _pvc_change
+from ansible_collections.inferops.dynamo.plugins.module_utils.storage_class import (
+    choose as _choose_storage_class,
+)
 
 
 def _require_plan(plan, filter_name: str) -> dict:
@@ -76,6 +79,15 @@ def model_cache_pvc_change(existing, storage_class, size_gi, storage_classes):
         raise AnsibleFilterError("model_cache_pvc_change: storage_classes must be the list of StorageClass objects.")
     return _pvc_change(existing or None, storage_class or None, _int(size_gi, "size_gi", "model_cache_pvc_change"),
                        storage_classes)
+
+
+def storage_class_choice(storage_classes, named, rwx_provisioners, cluster):
+    if storage_classes is not None and not isinstance(storage_classes, list):
+        raise AnsibleFilterError("storage_class_choice: expected the list of StorageClass objects (or none when "
+                                 "they could not be listed) as input.")
+    if not isinstance(rwx_provisioners, list):
+        raise AnsibleFilterError("storage_class_choice: rwx_provisioners must be a list of provisioner names.")
+    return _choose_storage_class(storage_classes, str(named or ""), rwx_provisioners, str(cluster))
 
 
 def download_job(plan, namespace, source=None, image=None, s3_image=None, parallelism=1, max_workers=16,
@@ -168,6 +180,7 @@ class FilterModule:
             "hf_token_secret": hf_token_secret,
             "model_cache_pvc": model_cache_pvc,
             "model_cache_pvc_change": model_cache_pvc_change,
+            "storage_class_choice": storage_class_choice,
             "download_job": download_job,
             "trace_stage_job": trace_stage_job,
             "plan_report": plan_report,

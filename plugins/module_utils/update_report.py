@@ -16,6 +16,21 @@ def _seconds(start, end) -> int | None:
     return None if a is None or b is None else max(0, round(b - a))
 
 
+def failure(*, stage: str | None, message: str | None, at: str, engine_status: dict | None) -> dict:
+    """What an update looked like when it failed at ``stage`` (``apply`` when none was reached).
+
+    An apply that failed changed nothing, so the target still served as before; after it, the last look of the
+    readiness wait (``engine_status``) says whether it served, since when it did not, and which pods were ready."""
+    stage = stage or "apply"
+    status = engine_status or {}
+    applied = stage != "apply"
+    pods = ((status.get("diagnosis") or {}).get("pods") or []) if applied else []
+    return {"stage": stage, "message": str(message or "failed"), "at": at,
+            "serving": not applied or bool(status.get("serving", False)),
+            "unserved_since": str(status.get("unserved_since") or "") if applied else "",
+            "ready_pods": [p["name"] for p in pods if p.get("ready")]}
+
+
 def outage(*, serving_at_failure: bool, unserved_since: str | None, failed_at: str, stage: str,
            restore_started: str | None, served_again: str | None, restore_rolls: bool,
            kept_serving: bool = False) -> dict:

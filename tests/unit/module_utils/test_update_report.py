@@ -1,5 +1,6 @@
 """update_report: what was tried, why it failed, what was restored and how long the target did not serve."""
 
+from ansible_collections.inferops.dynamo.plugins.module_utils import update_report as ur
 from ansible_collections.inferops.dynamo.plugins.module_utils.update_report import outage, update_report
 
 PREVIOUS = {"number": 2, "recorded-at": "2026-01-02T00:00:00Z", "recorded-by": "alice", "image": "img:2"}
@@ -72,3 +73,20 @@ def test_a_failure_of_a_run_that_changed_nothing_restores_nothing():
     assert "NOT rolled back" in text
     assert "This run changed nothing: revision 2 already ran as rendered" in text
     assert "playbooks/rollback.yml -e sku=gb300 -e mode=agg -e revision=<N>" in text
+
+
+# --------------------------------------------------------------------------- the failure record
+def test_a_failed_apply_changed_nothing_so_the_target_still_serves():
+    status = {"serving": False, "unserved_since": "2026-01-01T00:00:00Z",
+              "diagnosis": {"pods": [{"name": "w-1", "ready": True}]}}
+    rec = ur.failure(stage=None, message=None, at="2026-01-01T00:01:00Z", engine_status=status)
+    assert rec == {"stage": "apply", "message": "failed", "at": "2026-01-01T00:01:00Z", "serving": True,
+                   "unserved_since": "", "ready_pods": []}
+
+
+def test_after_the_apply_the_last_look_of_the_wait_is_kept():
+    status = {"serving": False, "unserved_since": "2026-01-01T00:00:00Z",
+              "diagnosis": {"pods": [{"name": "w-1", "ready": True}, {"name": "w-2", "ready": False}]}}
+    rec = ur.failure(stage="wait", message="not Ready", at="t", engine_status=status)
+    assert (rec["serving"], rec["unserved_since"], rec["ready_pods"]) == (False, "2026-01-01T00:00:00Z", ["w-1"])
+    assert ur.failure(stage="smoke", message="x", at="t", engine_status=None)["serving"] is False
