@@ -1,4 +1,4 @@
-"""python -m kubesim.control_plane gomod|build"""
+"""python -m kubesim.control_plane gomod|build|bin-dir"""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
             print(build.write_gomod())
         elif a.cmd == "build":
             build.build(force=a.force)
-            # the monitoring CRDs come from the module proxy too; tests read them offline afterwards
+            # promtool and the monitoring CRDs come from the module proxy too; tests use them offline afterwards
+            build.build_prometheus(force=a.force)
             build.monitoring_crd("prometheusrules")
         elif a.cmd == "bin-dir":
             print(build.bin_dir())

@@ -211,6 +211,36 @@ def build(force: bool = False, out=sys.stdout) -> Path:
     return target
 
 
+# promtool (checks and unit-tests the rendered alerting rules), built like the control plane from the module proxy.
+PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0")
+PROMETHEUS_COMMANDS = ("promtool",)
+
+
+def prometheus_binaries() -> dict[str, Path]:
+    module, version = PROMETHEUS
+    d = cache_root() / f"prometheus-{version}" / "bin"
+    return {name: d / name for name in PROMETHEUS_COMMANDS}
+
+
+def build_prometheus(force: bool = False, out=sys.stdout) -> Path:
+    """``go install`` each Prometheus command that is missing into its cache directory; a no-op once built."""
+    module, version = PROMETHEUS
+    bins = prometheus_binaries()
+    target = next(iter(bins.values())).parent
+    for name, path in bins.items():
+        if path.is_file() and not force:
+            print(f"{name} {version} already built in {target}: nothing to do", file=out)
+            continue
+        t0 = time.monotonic()
+        print(f"{name} <- {module}/cmd/{name}@{version} ...", file=out, flush=True)
+        target.mkdir(parents=True, exist_ok=True)
+        # Prometheus's own build tag leaves out every cloud service-discovery plugin (and most of the build time).
+        _go("install", "-trimpath", "-tags", "remove_all_sd", "-ldflags", "-s -w", f"{module}/cmd/{name}@{version}",
+            cwd=HERE, env={"GOBIN": str(target)})
+        print(f"{name}: {time.monotonic() - t0:.0f} s", file=out, flush=True)
+    return target
+
+
 # The prometheus-operator's CRDs (PodMonitor, PrometheusRule, ...) as a platform team installs them: the collection's
 # monitoring objects are validated against them. Downloaded with the control plane's modules, read offline after.
 PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")

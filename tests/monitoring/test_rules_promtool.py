@@ -1,0 +1,106 @@
+"""The rendered rules pass ``promtool check rules``, and ``promtool test rules`` proves each burn-rate alert fires
+on series that break its objective and stays silent on healthy ones (promtool from the Go module proxy)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring as mon
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from kubesim.control_plane import build
+
+NS = "muse"
+TARGETS = {
+    "sglang-agg-gb300": {"sku": "gb300", "mode": "agg"},
+    "sglang-disagg-gb200": {"sku": "gb200", "mode": "disagg"},
+    "vllm-agg-gb300": {"sku": "gb300", "mode": "agg", "framework": "vllm"},
+    "vllm-agg-b200": {"sku": "b200", "mode": "agg", "framework": "vllm", "speculative": "none"},
+}
+MINUTES = 90          # of series before the evaluation: longer than the 1h window
+
+
+@pytest.fixture(scope="module")
+def promtool() -> str:
+    return str(build.prometheus_binaries()["promtool"])
+
+
+def _rule_file(tmp_path, plan, objective):
+    rule = mon.prometheus_rule(plan, NS, objective)
+    path = tmp_path / "rules.yml"
+    path.write_text(yaml.safe_dump({"groups": rule["spec"]["groups"]}, sort_keys=False))
+    return rule, path
+
+
+def _histogram(metric: str, buckets: tuple, per_minute: int, latency_s: float, extra: str = "") -> list[dict]:
+    """Cumulative bucket counters of ``per_minute`` requests a minute that all took ``latency_s``."""
+    labels = f'namespace="{NS}"' + (f",{extra}" if extra else "")
+    series = []
+    for le in [*buckets, "+Inf"]:
+        inside = le == "+Inf" or latency_s <= le
+        le_text = le if le == "+Inf" else f"{le:g}"
+        series.append({"series": f'{metric}_bucket{{{labels},le="{le_text}"}}',
+                       "values": f"0+{per_minute if inside else 0}x{MINUTES}"})
+    series.append({"series": f"{metric}_count{{{labels}}}", "values": f"0+{per_minute}x{MINUTES}"})
+    return series
+
+
+def _traffic(plan, objective, *, ttft_s, itl_s, error_share) -> list[dict]:
+    names = mon.metric_names(plan)
+    series = _histogram(names["ttft"], names["ttft_buckets"], 60, ttft_s)
+    series += _histogram(names["itl"], names["itl_buckets"], 60, itl_s)
+    errors = round(100 * error_share)
+    if mon._is_dynamo(plan):
+        series += [{"series": f'dynamo_frontend_requests_total{{namespace="{NS}",status="success"}}',
+                    "values": f"0+{100 - errors}x{MINUTES}"},
+                   {"series": f'dynamo_frontend_requests_total{{namespace="{NS}",status="error"}}',
+                    "values": f"0+{errors}x{MINUTES}"}]
+    else:
+        series += [{"series": f'http_requests_total{{namespace="{NS}",status="2xx"}}', "values": f"0+{100 - errors}x{MINUTES}"},
+                   {"series": f'http_requests_total{{namespace="{NS}",status="5xx"}}', "values": f"0+{errors}x{MINUTES}"}]
+    return series
+
+
+def _run_test(promtool, tmp_path, rule_path, series, alerts_firing: dict[str, list[dict]]):
+    test = {"rule_files": [str(rule_path)], "evaluation_interval": "30s", "tests": [{
+        "interval": "1m", "input_series": series,
+        "alert_rule_test": [{"eval_time": f"{MINUTES - 1}m", "alertname": name, "exp_alerts": exp}
+                            for name, exp in alerts_firing.items()],
+    }]}
+    path = tmp_path / "test.yml"
+    path.write_text(yaml.safe_dump(test, sort_keys=False))
+    return subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True, check=False)
+
+
+def _expected(rule, name):
+    alert = next(r for g in rule["spec"]["groups"] for r in g["rules"] if r.get("alert") == name)
+    return [{"exp_labels": alert["labels"], "exp_annotations": alert["annotations"]}]
+
+
+@pytest.mark.parametrize("key", sorted(TARGETS))
+def test_promtool_accepts_the_rules_of_every_target(promtool, tmp_path, key):
+    plan = build_plan(TARGETS[key])
+    _, path = _rule_file(tmp_path, plan, mon.objectives(plan, {"ttft_ms": 500, "itl_ms": 40}))
+    out = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("key", sorted(TARGETS))
+def test_each_burn_rate_alert_fires_on_a_broken_objective_and_not_on_a_healthy_service(promtool, tmp_path, key):
+    plan = build_plan(TARGETS[key])
+    objective = mon.objectives(plan, {"ttft_ms": 500, "itl_ms": 40})
+    rule, path = _rule_file(tmp_path, plan, objective)
+    title = next(r["alert"] for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r).split("TTFT")[0]
+    burn = [f"{title}{s}Budget{w}" for s in ("TTFT", "ITL", "Error") for w in ("FastBurn", "SlowBurn")]
+    healthy = _traffic(plan, objective, ttft_s=0.05, itl_s=0.005, error_share=0.0)
+    out = _run_test(promtool, tmp_path, path, healthy, {name: [] for name in burn})
+    assert out.returncode == 0, out.stdout + out.stderr
+    cases = {"TTFT": {"ttft_s": 5.0, "itl_s": 0.005, "error_share": 0.0},
+             "ITL": {"ttft_s": 0.05, "itl_s": 1.0, "error_share": 0.0},
+             "Error": {"ttft_s": 0.05, "itl_s": 0.005, "error_share": 0.5}}
+    for signal, traffic in cases.items():
+        firing = {name: (_expected(rule, name) if name.startswith(f"{title}{signal}Budget") else []) for name in burn}
+        out = _run_test(promtool, tmp_path, path, _traffic(plan, objective, **traffic), firing)
+        assert out.returncode == 0, f"{signal}: {out.stdout}{out.stderr}"
