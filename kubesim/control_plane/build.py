@@ -217,7 +217,7 @@ PROMETHEUS_COMMANDS = ("promtool",)
 
 
 def prometheus_binaries() -> dict[str, Path]:
-    module, version = PROMETHEUS
+    _module, version = PROMETHEUS
     d = cache_root() / f"prometheus-{version}" / "bin"
     return {name: d / name for name in PROMETHEUS_COMMANDS}
 
