@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -1048,13 +1047,8 @@ def served_model_name(wl: dict, ctrl: Controllers | None = None) -> str:
     flags = ("--served-model-name", "--model", "--model-path")
     for spec, c in pairs:
         env = {e["name"]: str(e.get("value", "")) for e in c.get("env") or [] if "value" in e}
-        words: list[str] = []
-        for x in (c.get("command") or []) + (c.get("args") or []):
-            try:
-                words += shlex.split(str(x))
-            except ValueError:
-                words += str(x).split()
-        words = [re.sub(r"\$\{?(\w+)\}?", lambda mm, env=env: env.get(mm.group(1), mm.group(0)), w) for w in words]
+        words = [re.sub(r"\$\{?(\w+)\}?", lambda mm, env=env: env.get(mm.group(1), mm.group(0)), w)
+                 for w in pod_env.command_words(c)]
         for flag in flags:
             for i, w in enumerate(words):
                 if w == flag and i + 1 < len(words):

@@ -21,7 +21,6 @@ The runtime lives in its own virtualenv (``make setup`` installs it from require
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import socket
 import subprocess
@@ -34,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from . import dynamo_operator as op
+from .pod_env import command_words
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_PYTHON_ENV = "INFEROPS_DYNAMO_RUNTIME_PYTHON"
@@ -68,16 +68,6 @@ class RuntimeProcess:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def _words(container: dict) -> list[str]:
-    out: list[str] = []
-    for x in (container.get("command") or []) + (container.get("args") or []):
-        try:
-            out += shlex.split(str(x))
-        except ValueError:
-            out += str(x).split()
-    return out
-
-
 def _flag(words: list[str], *names: str) -> str | None:
     for i, w in enumerate(words):
         for name in names:
@@ -106,7 +96,7 @@ def _without_flags(words: list[str], flags: tuple[str, ...]) -> list[str]:
 
 def engine_type(container: dict) -> str:
     """The engine a worker container runs (``python3 -m dynamo.sglang`` -> sglang), as the mocker names it."""
-    words = _words(container)
+    words = command_words(container)
     for module, engine in (("dynamo.sglang", "sglang"), ("dynamo.vllm", "vllm"), ("dynamo.trtllm", "trtllm")):
         if module in words:
             return engine
@@ -119,13 +109,13 @@ def kv_bytes_per_token(container: dict, catalog_path: Path = MODELS_CATALOG) -> 
     models = catalog.get("models") or catalog
     assumption = next((m["kv_cache_assumption"] for m in models.values() if "kv_cache_assumption" in m), None)
     bf16 = int((assumption or {}).get("bytes_per_token_bf16", 163840))
-    dtype = _flag(_words(container), "--kv-cache-dtype") or "auto"
+    dtype = _flag(command_words(container), "--kv-cache-dtype") or "auto"
     return bf16 * _KV_DTYPE_BYTES.get(dtype, 2) // 2
 
 
 def mocker_args(component: op.Component, container: dict) -> list[str]:
     """The mocker arguments that reproduce a worker container: engine, context, blocks, batch, role."""
-    words = _words(container)
+    words = command_words(container)
     engine = engine_type(container)
     args = ["--engine-type", engine]
     context = _flag(words, "--context-length", "--max-model-len")
@@ -161,7 +151,7 @@ def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, htt
     planes = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
     for comp in op.components(dgd):
         container = (comp.template.get("spec") or {}).get("containers", [{}])[0]
-        words = _words(container)
+        words = command_words(container)
         if comp.type == "frontend":
             own = [w for w in _without_flags(words, _FRONTEND_OWN_FLAGS)
                    if w not in ("python", "python3", "-m", "dynamo.frontend")]

@@ -64,6 +64,19 @@ def container_env(pod: dict, c: dict, secret: Lookup, configmap: Lookup, pod_ip:
     return env
 
 
+def command_words(c: dict) -> list[str]:
+    """The words of command + args as a shell splits them (a script in one argument becomes its words)."""
+    import shlex
+
+    words: list[str] = []
+    for x in (c.get("command") or []) + (c.get("args") or []):
+        try:
+            words += shlex.split(str(x))
+        except ValueError:
+            words += str(x).split()
+    return words
+
+
 def command_argv(c: dict) -> list[str]:
     """command + args; a login shell (`bash -lc`) becomes a plain one: /etc/profile would reset PATH."""
     import os
