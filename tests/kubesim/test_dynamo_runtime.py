@@ -142,7 +142,8 @@ def test_aggregated_target_is_served_with_its_published_timings_and_a_real_prefi
     assert warm["ttft_ms"] < cold["ttft_ms"] * 0.6, (cold, warm)
     assert cold["usage"]["completion_tokens"] == 40
     decode_ms = (cold["total_ms"] - cold["ttft_ms"]) / (cold["usage"]["completion_tokens"] - 1)
-    assert figures.itl_ms * 0.8 < decode_ms < figures.itl_ms * 1.6, (decode_ms, figures.itl_ms)
+    # the profile's step, not the mocker's own default (about 6 ms a step at an empty cache)
+    assert figures.itl_ms * 0.8 < decode_ms < figures.itl_ms * 2.0, (decode_ms, figures.itl_ms)
 
 
 def test_disaggregated_target_hands_every_request_from_a_prefill_to_a_decode_worker(
