@@ -235,6 +235,12 @@ def _dgd_rollout_pending(obj: dict) -> list[str]:
     return out
 
 
+def generation_unobserved(obj: dict | None) -> bool:
+    """The controller has not acted on the workload's current spec yet (``observedGeneration`` behind)."""
+    gen, observed = meta(obj).get("generation"), status_of(obj).get("observedGeneration")
+    return gen is not None and observed is not None and int(observed) < int(gen)
+
+
 def update_pending(kind: str, obj: dict | None) -> list[str]:
     """What keeps the workload's current generation from being fully rolled out, empty once it is.
 

@@ -182,7 +182,10 @@ earlier_attempt_pods:
   type: list
   elements: str
 fatal:
-  description: Whether RV(fatal_reasons) is not empty.
+  description:
+    - Whether RV(fatal_reasons) is not empty and the controller has observed the workload's current generation.
+    - The pods of a spec the controller has not acted on yet (a restore applied right after a failed update) are
+      about to be replaced, so their reasons are reported but do not end a wait.
   returned: success
   type: bool
 fatal_reasons:
@@ -335,7 +338,9 @@ def verdict(p: dict, look: dict) -> dict:
         "ready": wi.readiness(kind, obj, pods),
         "complete": kind == "Job" and wi.job_state(obj) == "complete",
         "job_failed": kind == "Job" and obj is not None and wi.job_state(obj) == "failed",
-        "fatal": bool(reasons),
+        # The pods of a spec the controller has not acted on yet (a restore right after a failed update) are about
+        # to be replaced: their reasons are reported but do not end a wait.
+        "fatal": bool(reasons) and not wi.generation_unobserved(obj),
         "fatal_reasons": reasons,
         "progress": wi.progress_line(kind, obj, pods, look["job_log"], name=p["name"]),
         "pod_selector": look["selector"],
