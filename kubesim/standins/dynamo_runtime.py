@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -166,12 +165,6 @@ def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, htt
                 "--planner-profile-data", str(profile_path), *planes, *mocker_args(comp, container)],
                 {"DYN_TCP_RPC_HOST": "127.0.0.1"}))
     return procs
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 class ServedGraph:
