@@ -19,6 +19,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--storage-classes", default=DEFAULT_STORAGE,
                    help="name:RWX|RWO list, first is default; 'none' for no StorageClass")
     p.add_argument("--crd-dir", default=None, help="directory of extra/real CRD files (e.g. ../shared/crds)")
+    p.add_argument("--no-monitoring-crds", dest="monitoring_crds", action="store_false", default=True,
+                   help="leave out the prometheus-operator's CRDs (PodMonitor, PrometheusRule, ServiceMonitor)")
     p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
     p.add_argument("--runnable-images", default=",".join(RUNNABLE_IMAGES),
                    help="comma list of image substrings whose Job pods are executed locally")
@@ -56,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_real(a.clusters, a.state_dir, RealConfig(
             nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
-            ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
+            monitoring_crds=a.monitoring_crds, ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
             image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds))
     if a.cmd == "_daemon":
         from .daemon import run_daemon
 
         cfg = ClusterConfig(nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
+                            monitoring_crds=a.monitoring_crds,
                             state_dir=a.state_dir, runnable_images=tuple(x for x in a.runnable_images.split(",") if x),
                             download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                             speed_factor=a.speed_factor, image_pull_seconds=a.image_pull_seconds,
@@ -70,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "start":
         try:
             cs = api.start(a.clusters, nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes,
-                           crd_dir=a.crd_dir, state_dir=a.state_dir, runnable_images=a.runnable_images,
+                           crd_dir=a.crd_dir, monitoring_crds=a.monitoring_crds, state_dir=a.state_dir,
+                           runnable_images=a.runnable_images,
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                            speed_factor=a.speed_factor, backend=a.backend,
                            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds)

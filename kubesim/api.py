@@ -231,7 +231,7 @@ def attach(state_dir: str | Path = DEFAULT_STATE_DIR) -> ClusterSet:
 
 
 def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, storage_classes: str | None = None,
-          crd_dir: str | None = None, state_dir: str | Path = DEFAULT_STATE_DIR,
+          crd_dir: str | None = None, monitoring_crds: bool = True, state_dir: str | Path = DEFAULT_STATE_DIR,
           runnable_images: str | None = None, download_seconds: float = 3.0, ready_seconds: float = 2.0,
           image_pull_seconds: float = 0.0, trace_seconds: float = 0.0,
           speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None) -> ClusterSet:
@@ -263,6 +263,8 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
         argv += ["--storage-classes", storage_classes or "none"]
     if crd_dir:
         argv += ["--crd-dir", str(crd_dir)]
+    if not monitoring_crds:
+        argv += ["--no-monitoring-crds"]
     if runnable_images:
         argv += ["--runnable-images", runnable_images]
     (state / "daemon.json").unlink(missing_ok=True)

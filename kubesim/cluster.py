@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import platform_crds
 from . import store as st
 from .openapi import load_crd
 from .resources import Resource
@@ -33,6 +34,7 @@ class ClusterConfig:
     rdma: bool = True
     storage_classes: str = DEFAULT_STORAGE
     crd_dir: str | None = None
+    monitoring_crds: bool = True
     state_dir: str = ".kubesim"
     runnable_images: tuple[str, ...] = RUNNABLE_IMAGES
     download_seconds: float = 3.0
@@ -209,14 +211,7 @@ class SimCluster:
         })
 
     def crd_files(self) -> list[Path]:
-        by_name: dict[str, Path] = {}
-        for p in sorted((PACKAGE_DIR / "crds").glob("*.yaml")):
-            by_name[p.name] = p
-        if self.config.crd_dir:
-            for p in sorted(Path(self.config.crd_dir).glob("*.y*ml")):
-                by_name[p.name] = p  # a real CRD file replaces the minimal one of the same name
-        # only the CRDs needed: DGD (+ DCD if given), ComputeDomain
-        return list(by_name.values())
+        return platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)
 
     def start(self) -> int:
         port = self.listener.up()

@@ -246,13 +246,25 @@ def build_prometheus(force: bool = False, out=sys.stdout) -> Path:
 PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 
 
+def module_dir(module: str, version: str) -> Path:
+    """A module's directory in the Go module cache, downloaded when missing (a cluster start reads three CRDs from
+    it: no ``go`` process when the cache has them)."""
+    gopath = os.environ.get("GOPATH") or str(Path.home() / "go")
+    cache = Path(os.environ.get("GOMODCACHE") or Path(gopath.split(os.pathsep)[0]) / "pkg" / "mod")
+    # the module cache escapes capitals as "!" + lower case
+    escaped = "".join(f"!{c.lower()}" if c.isupper() else c for c in module)
+    d = cache / f"{escaped}@{version}"
+    if d.is_dir():
+        return d
+    return Path(json.loads(_go("mod", "download", "-json", f"{module}@{version}", cwd=HERE, capture=True))["Dir"])
+
+
 def monitoring_crd(kind_plural: str) -> Path:
     """A ``monitoring.coreos.com`` CRD (e.g. ``prometheusrules``) from the prometheus-operator module."""
-    module, version = PROMETHEUS_OPERATOR
-    info = json.loads(_go("mod", "download", "-json", f"{module}@{version}", cwd=HERE, capture=True))
-    path = Path(info["Dir"]) / "example" / "prometheus-operator-crd" / f"monitoring.coreos.com_{kind_plural}.yaml"
+    path = (module_dir(*PROMETHEUS_OPERATOR) / "example" / "prometheus-operator-crd"
+            / f"monitoring.coreos.com_{kind_plural}.yaml")
     if not path.is_file():
-        raise RuntimeError(f"prometheus-operator {version} ships no CRD {path.name}")
+        raise RuntimeError(f"prometheus-operator {PROMETHEUS_OPERATOR[1]} ships no CRD {path.name}")
     return path
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import platform_crds
 from ..cluster import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
 from ..standins.dynamo_operator import compute_domain_slice
 from . import build, netns, pki
@@ -45,6 +46,7 @@ class RealConfig:
     rdma: bool = True
     storage_classes: str = "shared-rwx:RWX,local-rwo:RWO"
     crd_dir: str | None = None
+    monitoring_crds: bool = True
     catalog: str = str(REPO_ROOT / "catalog" / "skus.yml")
     ready_seconds: float = 2.0
     download_seconds: float = 3.0
@@ -287,10 +289,7 @@ class RealCluster:
         self.team_token = self._team_token()
 
     def _crd_files(self) -> list[str]:
-        by_name = {p.name: p for p in sorted((HERE.parent / "crds").glob("*.yaml"))}
-        if self.config.crd_dir:
-            by_name.update({p.name: p for p in sorted(Path(self.config.crd_dir).glob("*.y*ml"))})
-        return [str(p) for p in by_name.values()]
+        return [str(p) for p in platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)]
 
     def _wait_crds_established(self, dyn, timeout: float = 60) -> None:
         api = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")

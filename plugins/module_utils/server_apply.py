@@ -50,6 +50,10 @@ def comparable(obj: dict | None) -> dict:
     return out
 
 
+def _namespace_exists(api: kc.K8sApi, ns: str) -> bool:
+    return api.get_json(kc.object_path("v1", "namespaces", None, ns)) is not None
+
+
 def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_run: bool, cache: dict) -> dict:
     meta = obj.get("metadata") or {}
     ns, name, kind = meta.get("namespace"), meta["name"], obj["kind"]
@@ -58,6 +62,11 @@ def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_ru
     query = {"fieldManager": field_manager, "force": "true" if force else None, "dryRun": "All" if dry_run else None}
     resp = api.request("PATCH", path, query=query, body=json.dumps(obj),
                        headers={"Content-Type": "application/apply-patch+yaml"})
+    if dry_run and resp.status == 404 and ns and before is None and not _namespace_exists(api, ns):
+        # --check before the first install: the namespace this run would create is not there for the server to
+        # check the object in, so it is reported as it would be created
+        return {"kind": kind, "name": name, "namespace": ns, "created": True, "changed": True, "result": obj,
+                "diff": {"before": {}, "after": comparable(obj)}}
     if resp.status >= 400:
         raise kc.api_error(resp, f"server-side apply of {kind} {name}")
     after = resp.json()

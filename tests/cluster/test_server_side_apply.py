@@ -1,6 +1,6 @@
 """inferops.dynamo.server_side_apply through ansible-playbook, on kubesim and on the real API server: created,
 then unchanged on a second apply, one changed object among unchanged ones, check mode sending a dry run that
-stores nothing, a field changed by another manager taken back, an object of a kind the API does not serve failing with its answer;
+stores nothing (also before the namespace exists), a field changed by another manager taken back, an object of a kind the API does not serve failing with its answer;
 and the same answer whether it runs in the controller's worker or as a module process."""
 
 from __future__ import annotations
@@ -82,6 +82,15 @@ def test_check_mode_reports_the_change_without_storing_it(tmp_path, kubesim_clus
     assert checked["changed"] and summary(checked)[1] == ("ConfigMap", False, True), checked
     assert checked["objects"][1]["result"]["data"] == {"colour": "red"}, "the dry run answers the merged object"
     assert read["reads"]["cm"]["resources"][0]["data"] == {"colour": "blue"}
+
+
+def test_check_mode_before_the_namespace_exists_reports_everything_created(tmp_path, backend_cluster):
+    # `deploy.yml --check` of a first install: the namespace the apply would create is not there to check in
+    ns = "ssa-" + uuid.uuid4().hex[:6]
+    (checked, read), _ = run_tasks(tmp_path, backend_cluster, [apply(objects(ns)), read_colour(ns)], check=True)
+    assert summary(checked) == [("Namespace", True, True), ("ConfigMap", True, True), ("Service", True, True)]
+    assert checked["objects"][1]["result"]["data"] == {"colour": "blue"}
+    assert read["reads"]["cm"]["resources"] == []
 
 
 @pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])

@@ -26,12 +26,13 @@ def kubesim_factory(tmp_path_factory):
     started: dict = {}
 
     def make(nodes: str | None = None, storage_classes: str | None = None, crd_dir: str | None = "default",
-             rdma: bool = True):
-        key = (nodes, storage_classes, crd_dir, rdma)
+             rdma: bool = True, monitoring_crds: bool = True):
+        key = (nodes, storage_classes, crd_dir, rdma, monitoring_crds)
         if key not in started:
             crds = {} if crd_dir == "default" else {"crd_dir": crd_dir}
             started[key] = start_rehearsal(1, state_dir=tmp_path_factory.mktemp("kubesim-extra"), nodes=nodes,
-                                           storage_classes=storage_classes, rdma=rdma, **crds, **QUICK)
+                                           storage_classes=storage_classes, rdma=rdma,
+                                           monitoring_crds=monitoring_crds, **crds, **QUICK)
         return started[key][0]
 
     yield make

@@ -35,3 +35,10 @@ def test_target_deploys_and_is_ready(deploy_env, target):
     assert items(env.dyn, "v1", "PersistentVolumeClaim", env.namespace, MANAGED_BY)
     jobs = {j["metadata"]["name"] for j in items(env.dyn, "batch/v1", "Job", env.namespace, MANAGED_BY)}
     assert {"model-download", "stage-benchmark-trace"} <= jobs
+    # what watches it: alerts and dashboard always, a PodMonitor only where no Dynamo operator scrapes the pods
+    target_selector = f"inferops.dynamo/target={target}"
+    rules = items(env.dyn, "monitoring.coreos.com/v1", "PrometheusRule", env.namespace, target_selector)
+    assert [r["metadata"]["name"] for r in rules] == [f"{name}-objectives"]
+    assert get(env.dyn, "v1", "ConfigMap", f"{name}-dashboard", env.namespace)["metadata"]["labels"]["grafana_dashboard"] == "1"
+    monitors = items(env.dyn, "monitoring.coreos.com/v1", "PodMonitor", env.namespace, target_selector)
+    assert len(monitors) == (0 if kind == "DynamoGraphDeployment" else 1)

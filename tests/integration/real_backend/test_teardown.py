@@ -6,12 +6,15 @@ from __future__ import annotations
 import time
 
 import pytest
+import yaml
 from deploy_helpers import TARGET_ARGS, get, items, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 NAME = "muse-spark-vllm-standalone-b200"
 SELECTOR = f"app.kubernetes.io/instance={NAME}"
+MONITORING = [("monitoring.coreos.com/v1", "PodMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule"),
+              ("v1", "ConfigMap")]
 
 
 def _wait_gone(dyn, api_version, kind, ns, selector=None, timeout=60):
@@ -37,6 +40,15 @@ def test_teardown_lets_the_garbage_collector_work_and_keeps_the_cache(real_clust
     assert [o["metadata"]["ownerReferences"][0]["name"] for o in owned] == [NAME]
     pvc = get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)
     pv_name = pvc["spec"]["volumeName"]
+    # what watches it, accepted by the real API server against the prometheus-operator's CRDs, and recorded
+    watched = {(o["kind"], o["metadata"]["name"]) for api, kind in MONITORING
+               for o in items(real_dyn, api, kind, ns, "inferops.dynamo/target=vllm-agg-b200")
+               if kind != "ConfigMap" or "grafana_dashboard" in o["metadata"]["labels"]}
+    assert watched == {("PodMonitor", f"{NAME}-server"), ("PrometheusRule", f"{NAME}-objectives"),
+                       ("ConfigMap", f"{NAME}-dashboard")}
+    revision = get(real_dyn, "v1", "ConfigMap", f"{NAME}-revision-1", ns)
+    recorded = {(o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(revision["data"]["objects.yaml"])}
+    assert watched <= recorded
 
     down = playbook("teardown.yml", *args)
     assert down.rc == 0, down.output[-4000:]
@@ -44,6 +56,9 @@ def test_teardown_lets_the_garbage_collector_work_and_keeps_the_cache(real_clust
     assert _wait_gone(real_dyn, "apps/v1", "ReplicaSet", ns) == []
     assert _wait_gone(real_dyn, "v1", "Pod", ns, "inferops.dynamo/target=vllm-agg-b200") == []
     assert get(real_dyn, "v1", "Service", f"{NAME}-frontend", ns) is None
+    assert [kind for api, kind in MONITORING if items(real_dyn, api, kind, ns, "inferops.dynamo/target=vllm-agg-b200")
+            and kind != "ConfigMap"] == []
+    assert get(real_dyn, "v1", "ConfigMap", f"{NAME}-dashboard", ns) is None
     kept = get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns)
     assert kept["metadata"]["uid"] == pvc["metadata"]["uid"] and kept["status"]["phase"] == "Bound"
     assert get(real_dyn, "v1", "Secret", "hf-token-secret", ns) is not None
