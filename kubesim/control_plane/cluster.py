@@ -375,6 +375,7 @@ class StandIns:
         self.reconcilers: list = []
         self.runner = None
         self.frontends = None
+        self.kube = None
 
     def start(self, api_client, ns: netns.Netns, config: RealConfig) -> None:
         from ..standins.frontends import Frontends
@@ -384,7 +385,7 @@ class StandIns:
         from ..standins.provisioner import Provisioner
         from ..standins.runner import PodRunner
 
-        kube = Kube(api_client, "kubesim-standins")
+        kube = self.kube = Kube(api_client, "kubesim-standins")
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
         self.frontends = Frontends(kube, ns.path, self.faults, config.speed_factor)
@@ -398,6 +399,7 @@ class StandIns:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.INTERVAL_S):
+            self.kube.begin_pass()
             for r in self.reconcilers:
                 try:
                     r.reconcile()

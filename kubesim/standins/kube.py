@@ -3,38 +3,66 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 
 log = logging.getLogger("kubesim.standins")
 
 
 class Kube:
+    """Reads come back as plain JSON (the dynamic client's ResourceInstance wrapping cost the stand-ins most of
+    their CPU), and a list asked for twice in one reconcile pass (pods by the kubelet, the operator and the
+    frontends) is read once; a write drops what was read of its kind."""
+
     def __init__(self, api_client, component: str):
         from kubernetes.dynamic import DynamicClient
 
+        self.api_client = api_client
         self.dyn = DynamicClient(api_client)
         self.component = component
         self._emitted: set[tuple] = set()
+        self._pass_lists: dict[tuple, list[dict]] = {}
+
+    def begin_pass(self) -> None:
+        """A new reconcile pass reads the cluster afresh."""
+        self._pass_lists.clear()
 
     def _res(self, api_version: str, kind: str):
         return self.dyn.resources.get(api_version=api_version, kind=kind)
 
+    def _get_json(self, path: str, query: dict | None = None) -> dict | None:
+        """GET ``path`` as JSON; None for 404."""
+        request = self.api_client.param_serialize("GET", path, query_params=list((query or {}).items()),
+                                                  header_params={"Accept": "application/json"},
+                                                  auth_settings=["BearerToken"])
+        resp = self.api_client.call_api(*request)
+        data = resp.read()
+        if resp.status == 404:
+            return None
+        if resp.status >= 400:
+            self.api_client.response_deserialize(resp, {})   # raises the client's ApiException for the status
+        return json.loads(data)
+
+    def _forget(self, kind: str) -> None:
+        for key in [k for k in self._pass_lists if k[1] == kind]:
+            del self._pass_lists[key]
+
     def list(self, api_version: str, kind: str, namespace: str | None = None, label_selector: str = "") -> list[dict]:
-        out = self._res(api_version, kind).get(namespace=namespace, label_selector=label_selector or None)
-        return out.to_dict().get("items") or []
+        key = (api_version, kind, namespace, label_selector)
+        if key not in self._pass_lists:
+            query = {"labelSelector": label_selector} if label_selector else None
+            doc = self._get_json(self._res(api_version, kind).path(namespace=namespace), query) or {}
+            self._pass_lists[key] = doc.get("items") or []
+        return self._pass_lists[key]
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
-        from kubernetes.dynamic.exceptions import NotFoundError
-
-        try:
-            return self._res(api_version, kind).get(name=name, namespace=namespace).to_dict()
-        except NotFoundError:
-            return None
+        return self._get_json(self._res(api_version, kind).path(name=name, namespace=namespace))
 
     def create(self, obj: dict) -> dict | None:
         """Create ``obj``; None when it already exists (a stand-in's earlier pass made it)."""
         from kubernetes.dynamic.exceptions import ConflictError
 
+        self._forget(obj["kind"])
         try:
             return self._res(obj["apiVersion"], obj["kind"]).create(
                 body=obj, namespace=obj["metadata"].get("namespace")).to_dict()
@@ -43,6 +71,7 @@ class Kube:
 
     def patch(self, api_version: str, kind: str, name: str, patch: dict, namespace: str | None = None,
               subresource: str | None = None) -> dict:
+        self._forget(kind)
         res = self._res(api_version, kind)
         if subresource:
             res = res.subresources[subresource]
@@ -52,6 +81,7 @@ class Kube:
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         from kubernetes.dynamic.exceptions import NotFoundError
 
+        self._forget(kind)
         try:
             self._res(api_version, kind).delete(name=name, namespace=namespace)
         except NotFoundError:

@@ -35,5 +35,5 @@ def test_every_broken_setting_is_named_with_the_way_out():
 
 
 def test_an_unknown_option_is_refused_naming_the_valid_ones():
-    with pytest.raises(AnsibleFilterError, match="unknown option.*windows.*valid: slo, tolerance"):
+    with pytest.raises(AnsibleFilterError, match=r"unknown option.*windows.*valid: slo, tolerance"):
         monitoring_objects(AGG, "muse", {}, windows=3)
