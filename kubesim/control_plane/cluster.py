@@ -351,6 +351,7 @@ class RealCluster:
             faults[kind] = dict(args)
             if kind == "api-down":
                 self.procs.halt("kube-apiserver")
+        self.standins.wake.set()
         return json.loads(json.dumps(faults))
 
     def info(self) -> dict:
@@ -362,15 +363,25 @@ class RealCluster:
 
 
 class StandIns:
-    """The stand-ins of one cluster, reconciling in one thread as clients of its API server."""
+    """The stand-ins of one cluster, reconciling in one thread as clients of its API server.
 
-    INTERVAL_S = 0.5
+    A pass runs when a watched kind changes (at most one per MIN_INTERVAL_S, so a burst of events makes one pass),
+    when a fault is set, and every IDLE_S for what only time moves on (a node finishing an image pull): an idle
+    cluster is not listed twice a second."""
+
+    MIN_INTERVAL_S = 0.5
+    IDLE_S = 2.0
+    # what the reconcilers read: a change of any of these may need a pass
+    WATCHED = (("v1", "Pod"), ("nvidia.com/v1beta1", "DynamoGraphDeployment"), ("apps/v1", "Deployment"),
+               ("v1", "Service"), ("v1", "PersistentVolumeClaim"), ("v1", "PersistentVolume"),
+               ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("discovery.k8s.io/v1", "EndpointSlice"))
 
     def __init__(self, name: str, state_dir: Path):
         self.name = name
         self.state_dir = state_dir
         self.faults: dict = {}
         self._stop = threading.Event()
+        self.wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.reconcilers: list = []
         self.runner = None
@@ -394,20 +405,30 @@ class StandIns:
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
                                     image_pull_seconds=config.image_pull_seconds),
                             self.frontends]
+        for api_version, kind in self.WATCHED:
+            threading.Thread(target=kube.watch, args=(api_version, kind, self.wake.set, self._stop),
+                             name=f"watch-{kind}-{self.name}", daemon=True).start()
         self._thread = threading.Thread(target=self._loop, name=f"standins-{self.name}", daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.INTERVAL_S):
+        while not self._stop.is_set():
+            self.wake.wait(self.IDLE_S)
+            self.wake.clear()
+            if self._stop.is_set():
+                break
             self.kube.begin_pass()
             for r in self.reconcilers:
                 try:
                     r.reconcile()
                 except Exception as exc:  # the API server restarting, a transient conflict: retry next pass
                     log.debug("%s: %s: %s", self.name, type(r).__name__, exc)
+                    self.wake.set()
+            self._stop.wait(self.MIN_INTERVAL_S)
 
     def stop(self) -> None:
         self._stop.set()
+        self.wake.set()
         if self._thread:
             self._thread.join(timeout=5)
         if self.runner:

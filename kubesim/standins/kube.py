@@ -43,6 +43,29 @@ class Kube:
             self.api_client.response_deserialize(resp, {})   # raises the client's ApiException for the status
         return json.loads(data)
 
+    def watch(self, api_version: str, kind: str, on_change, stop, timeout_s: int = 60) -> None:
+        """Call ``on_change()`` for every change of ``kind`` (all namespaces) until ``stop`` is set; a watch the
+        server ends, or an API server that went away, is opened again a second later."""
+        path = self._res(api_version, kind).path()
+        while not stop.is_set():
+            try:
+                request = self.api_client.param_serialize(
+                    "GET", path, query_params=[("watch", "1"), ("timeoutSeconds", str(timeout_s))],
+                    header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+                resp = self.api_client.call_api(*request, _request_timeout=timeout_s + 10)
+                if resp.status >= 400:
+                    resp.read()
+                    stop.wait(1)
+                    continue
+                for _event in resp.response:    # one JSON line per event: that something changed is enough
+                    on_change()
+                    if stop.is_set():
+                        break
+                resp.response.release_conn()
+            except Exception as exc:
+                log.debug("watch %s: %s", kind, exc)
+                stop.wait(1)
+
     def _forget(self, kind: str) -> None:
         for key in [k for k in self._pass_lists if k[1] == kind]:
             del self._pass_lists[key]
