@@ -21,9 +21,10 @@ def main(argv: list[str] | None = None) -> int:
             print(build.write_gomod())
         elif a.cmd == "build":
             build.build(force=a.force)
-            # promtool and the monitoring CRDs come from the module proxy too; tests use them offline afterwards
+            # promtool, the monitoring and KEDA CRDs come from the module proxy too; tests use them offline afterwards
             build.build_prometheus(force=a.force)
             build.monitoring_crd("prometheusrules")
+            build.keda_crd("scaledobjects")
         elif a.cmd == "bin-dir":
             print(build.bin_dir())
     except RuntimeError as exc:

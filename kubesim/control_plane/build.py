@@ -268,6 +268,18 @@ def monitoring_crd(kind_plural: str) -> Path:
     return path
 
 
+# KEDA's CRDs: a standalone vLLM target's ScaledObject (module_utils/autoscaling) is validated against them.
+KEDA = ("github.com/kedacore/keda/v2", "v2.21.0")
+
+
+def keda_crd(kind_plural: str) -> Path:
+    """A ``keda.sh`` CRD (e.g. ``scaledobjects``) from the KEDA module."""
+    path = module_dir(*KEDA) / "config" / "crd" / "bases" / f"keda.sh_{kind_plural}.yaml"
+    if not path.is_file():
+        raise RuntimeError(f"KEDA {KEDA[1]} ships no CRD {path.name}")
+    return path
+
+
 def kwok_crd(kind_plural: str) -> Path:
     """A CRD that kwok ships (e.g. ``logs``), from the kwok module in the Go module cache."""
     v = versions()
