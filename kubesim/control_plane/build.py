@@ -213,7 +213,9 @@ def build(force: bool = False, out=sys.stdout) -> Path:
 
 # promtool (checks and unit-tests the rendered alerting rules), built like the control plane from the module proxy.
 PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0")
-PROMETHEUS_COMMANDS = ("promtool",)
+# command -> build tags: Prometheus's own tag leaves out every cloud service-discovery plugin (and most of the build
+# time); the server keeps Kubernetes service discovery, which the real backend's scrape configuration uses.
+PROMETHEUS_COMMANDS = {"promtool": "remove_all_sd", "prometheus": "remove_all_sd,enable_kubernetes_sd"}
 
 
 def prometheus_binaries() -> dict[str, Path]:
@@ -234,9 +236,8 @@ def build_prometheus(force: bool = False, out=sys.stdout) -> Path:
         t0 = time.monotonic()
         print(f"{name} <- {module}/cmd/{name}@{version} ...", file=out, flush=True)
         target.mkdir(parents=True, exist_ok=True)
-        # Prometheus's own build tag leaves out every cloud service-discovery plugin (and most of the build time).
-        _go("install", "-trimpath", "-tags", "remove_all_sd", "-ldflags", "-s -w", f"{module}/cmd/{name}@{version}",
-            cwd=HERE, env={"GOBIN": str(target)})
+        _go("install", "-trimpath", "-tags", PROMETHEUS_COMMANDS[name], "-ldflags", "-s -w",
+            f"{module}/cmd/{name}@{version}", cwd=HERE, env={"GOBIN": str(target)})
         print(f"{name}: {time.monotonic() - t0:.0f} s", file=out, flush=True)
     return target
 

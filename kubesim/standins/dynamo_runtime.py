@@ -141,13 +141,16 @@ def mocker_args(component: op.Component, container: dict) -> list[str]:
 
 
 def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, http_host: str, http_port: int,
-                    python: str | None = None) -> list[RuntimeProcess]:
+                    python: str | None = None, system_port_base: int | None = None) -> list[RuntimeProcess]:
     """The processes that serve ``dgd``: its frontend on ``http_host:http_port``, one mocker per worker
-    replica. ``model_path`` is the local tokenizer snapshot the served model name resolves to."""
+    replica. ``model_path`` is the local tokenizer snapshot the served model name resolves to. With
+    ``system_port_base``, worker ``i`` serves its metrics (``/metrics``, as the operator's ``DYN_SYSTEM_PORT`` makes
+    a worker pod do) on ``system_port_base + i``: the processes share one network namespace, pods would not."""
     python = python or runtime_python()
     served = None
     procs: list[RuntimeProcess] = []
     planes = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
+    workers = 0
     for comp in op.components(dgd):
         container = (comp.template.get("spec") or {}).get("containers", [{}])[0]
         words = command_words(container)
@@ -160,10 +163,13 @@ def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, htt
             continue
         served = served or _flag(words, "--served-model-name", "--model-path", "--model") or model_path
         for replica in range(comp.pods_wanted):
+            env = {"DYN_TCP_RPC_HOST": "127.0.0.1"}
+            if system_port_base is not None:
+                env["DYN_SYSTEM_PORT"] = str(system_port_base + workers)
+            workers += 1
             procs.append(RuntimeProcess(f"{comp.name}-{replica}", comp.name, [
                 python, "-m", "dynamo.mocker", "--model-path", model_path, "--model-name", served,
-                "--planner-profile-data", str(profile_path), *planes, *mocker_args(comp, container)],
-                {"DYN_TCP_RPC_HOST": "127.0.0.1"}))
+                "--planner-profile-data", str(profile_path), *planes, *mocker_args(comp, container)], env))
     return procs
 
 

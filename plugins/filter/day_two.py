@@ -93,6 +93,19 @@ def unreachable_status(message, cluster, namespace):
     return [fs.unreachable_row(str(cluster), str(namespace), str(message))]
 
 
+def status_live_targets(rows):
+    """What prometheus_status reads for one cluster's rows (runtime and framework from the catalog)."""
+    from ansible_collections.inferops.dynamo.plugins.module_utils.catalog import load_catalog
+
+    return fs.live_targets(_plain(rows or []), load_catalog().targets)
+
+
+def status_with_live(rows, live):
+    if not isinstance(live, dict):
+        raise AnsibleFilterError("status_with_live: expected the 'targets' returned by inferops.dynamo.prometheus_status.")
+    return fs.with_live(_plain(rows or []), _plain(live))
+
+
 def fleet_status(hostvars, hosts, title="Status"):
     """The rows of every cluster (each host's ``release_status_rows``), as text, Markdown and data."""
     rows = []
@@ -112,4 +125,6 @@ class FilterModule:
             "target_status": target_status,
             "unreachable_status": unreachable_status,
             "fleet_status": fleet_status,
+            "status_live_targets": status_live_targets,
+            "status_with_live": status_with_live,
         }

@@ -13,6 +13,9 @@ COLUMNS = ("cluster", "target", "revision", "image", "ready", "replicas", "bench
 HEADERS = {"cluster": "Cluster", "target": "Target", "revision": "Revision", "image": "Image", "ready": "Ready",
            "replicas": "Replicas", "benchmark": "Benchmark", "drift": "Drift"}
 WORKLOAD_KINDS = ("DynamoGraphDeployment", "Deployment")
+# read name -> kind of what a revision holds (status.yml reads them; the dashboards are ConfigMaps by label)
+LIVE_READS = (("dgds", "DynamoGraphDeployment"), ("deployments", "Deployment"), ("services", "Service"),
+              ("prometheusrules", "PrometheusRule"), ("podmonitors", "PodMonitor"), ("dashboards", "ConfigMap"))
 
 
 def _resources(read: dict | None) -> list[dict]:
@@ -32,9 +35,15 @@ def _replicas(kind: str, obj: dict) -> str:
 
 def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -> list[dict]:
     """Rows for one cluster. ``reads`` has ``revisions`` (ConfigMaps), ``dgds`` and ``deployments`` (the
-    collection's workloads) and ``services``, each shaped like a k8s_info result."""
+    collection's workloads), ``services`` and, where the cluster serves them, ``prometheusrules``, ``podmonitors``
+    and ``dashboards`` (ConfigMaps), each shaped like a k8s_info result. An object of a revision whose kind was not
+    read is not compared."""
     live = {}
-    for key, kind in (("dgds", "DynamoGraphDeployment"), ("deployments", "Deployment"), ("services", "Service")):
+    read_kinds = set()
+    for key, kind in LIVE_READS:
+        if key not in reads or not (reads[key] or {}).get("api_found", True):
+            continue                                # not read here, or not served: nothing to compare with
+        read_kinds.add(kind)
         for obj in _resources(reads.get(key)):      # list items carry no kind
             live[(kind, obj["metadata"]["name"])] = {**obj, "kind": kind}
     by_target: dict[str, list[dict]] = {}
@@ -58,6 +67,8 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
         applied = [o for o in (latest["objects"] if latest else [])]
         if latest:
             for obj in applied:
+                if obj.get("kind") not in read_kinds:
+                    continue
                 now = live.get((obj.get("kind"), obj["metadata"]["name"]))
                 for d in od.drift(obj, now, field_manager):
                     row["drift"].append(f"{obj['kind']} {obj['metadata']['name']}: {od.drift_text(d)}")
@@ -78,6 +89,57 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
     return rows
 
 
+LIVE_COLUMNS = ("live", "alerts")
+HEADERS.update({"live": "Live (p90, errors, rate)", "alerts": "Alerts"})
+
+
+def live_targets(rows: list[dict], catalog_targets: dict) -> list[dict]:
+    """What prometheus_status reads for these rows: each known target with its namespace, runtime and framework."""
+    return [{"key": r["target"], "namespace": r["namespace"], "runtime": catalog_targets[r["target"]]["runtime"],
+             "framework": catalog_targets[r["target"]]["framework"]}
+            for r in rows if r.get("target") in catalog_targets and not r.get("error")]
+
+
+def with_live(rows: list[dict], live: dict) -> list[dict]:
+    """The rows with the live figures and alerts prometheus_status returned for their targets."""
+    out = []
+    for r in rows:
+        entry = (live or {}).get(r.get("target"))
+        out.append({**r, "live": entry["figures"], "alerts": entry["alerts"], "live_error": entry["error"]}
+                   if entry else r)
+    return out
+
+
+def _live_text(row: dict) -> str:
+    if row.get("live_error"):
+        return f"unreadable: {row['live_error']}"
+    f = row.get("live")
+    if not f:
+        return "-"
+    if not f.get("requests_per_s"):
+        return f"no requests in {f['window']}"
+
+    def ms(v):
+        return "-" if v is None else f"{v * 1000:.0f} ms"
+
+    errors = "-" if f.get("error_ratio") is None else f"{f['error_ratio'] * 100:.2g}%"
+    return (f"TTFT {ms(f.get('ttft_p90_s'))}, ITL {ms(f.get('itl_p90_s'))}, errors {errors}, "
+            f"{f['requests_per_s']:.3g} req/s ({f['window']})")
+
+
+def _alerts_text(row: dict) -> str:
+    alerts = row.get("alerts") or []
+    if row.get("live_error") or "live" not in row:
+        return "-"
+    if not alerts:
+        return "none"
+    return ", ".join(f"{a['name']} ({a['state']}, {a['severity']})" for a in alerts)
+
+
+def _columns(rows: list[dict]) -> tuple:
+    return COLUMNS + (LIVE_COLUMNS if any("live" in r for r in rows) else ())
+
+
 def unreachable_row(cluster: str, namespace: str, message: str) -> dict:
     return {"cluster": cluster, "namespace": namespace, "target": "?", "revision": "", "image": "", "ready": "?",
             "replicas": "", "benchmark": "", "benchmark_at": "", "drift": [], "drift_fields": [],
@@ -92,6 +154,10 @@ def _cell(row: dict, col: str, limit: int) -> str:
             text = f"unreachable: {row['error']}"
     elif col == "benchmark":
         text = " ".join(x for x in (row["benchmark"], row.get("benchmark_at", "")) if x) or "-"
+    elif col == "live":
+        text = _live_text(row)
+    elif col == "alerts":
+        text = _alerts_text(row)
     else:
         text = str(row.get(col, ""))
     text = " ".join(text.split())
@@ -100,11 +166,12 @@ def _cell(row: dict, col: str, limit: int) -> str:
 
 def table_lines(rows: list[dict], limit: int = 60) -> list[str]:
     """The table (drift cells list the fields; every drifted field follows under the table, with values)."""
-    cells = [[_cell(r, c, 2 * limit if c == "drift" else limit) for c in COLUMNS] for r in rows]
-    widths = [max([len(HEADERS[c])] + [len(row[i]) for row in cells]) for i, c in enumerate(COLUMNS)]
-    lines = ["  ".join(HEADERS[c].ljust(widths[i]) for i, c in enumerate(COLUMNS)).rstrip(),
+    columns = _columns(rows)
+    cells = [[_cell(r, c, 2 * limit if c in ("drift", "live", "alerts") else limit) for c in columns] for r in rows]
+    widths = [max([len(HEADERS[c])] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(HEADERS[c].ljust(widths[i]) for i, c in enumerate(columns)).rstrip(),
              "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(row[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for row in cells]
+    lines += ["  ".join(row[i].ljust(widths[i]) for i in range(len(columns))).rstrip() for row in cells]
     drifted = [r for r in rows if r["drift_fields"]]
     for r in drifted:
         lines.append(f"Drift of {r['target']} on {r['cluster']} since revision {r['revision']}:")
@@ -113,8 +180,9 @@ def table_lines(rows: list[dict], limit: int = 60) -> list[str]:
 
 
 def markdown(rows: list[dict], title: str) -> str:
-    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_cell(r, c, 400).replace("|", "\\|") for c in COLUMNS) + " |" for r in rows]
+    columns = _columns(rows)
+    lines = [f"# {title}", "", "| " + " | ".join(HEADERS[c] for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(r, c, 400).replace("|", "\\|") for c in columns) + " |" for r in rows]
     for r in rows:
         if r["drift_fields"]:
             lines += ["", f"## Drift of {r['target']} on {r['cluster']} since revision {r['revision']}", ""]

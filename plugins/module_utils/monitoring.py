@@ -97,6 +97,10 @@ def objectives(plan: dict, slo: dict | None = None, tolerance: float = 0.10, att
             "error_target": 1 - max_failed_ratio, "period_days": period_days, "scrape_interval_s": scrape_interval_s}
 
 
+# A worker's KV-cache usage (0-1), as each engine exports it: SGLang's share of its token pool, vLLM's cache usage.
+ENGINE_KV_USAGE = {"sglang": "sglang:token_usage", "vllm": "vllm:kv_cache_usage_perc"}
+
+
 def _is_dynamo(plan: dict) -> bool:
     return (plan.get("target") or {}).get("runtime") == "dynamo"
 
@@ -109,7 +113,9 @@ def metric_names(plan: dict) -> dict:
             "itl": "dynamo_frontend_inter_token_latency_seconds", "itl_buckets": DYNAMO_ITL_BUCKETS,
             "requests": 'dynamo_frontend_requests_total', "errors": 'dynamo_frontend_requests_total{status="error"}',
             "queue": "dynamo_frontend_queued_requests", "inflight": "dynamo_frontend_inflight_requests",
-            "kv_used": "dynamo_frontend_worker_active_decode_blocks", "kv_total": "dynamo_frontend_model_total_kv_blocks",
+            # the frontend reports no KV usage: each worker's engine does, under its own name (scraped by the
+            # operator's dynamo-worker PodMonitor)
+            "kv_usage": ENGINE_KV_USAGE[(plan.get("target") or {}).get("framework", "sglang")],
         }
     return {
         "ttft": "vllm:time_to_first_token_seconds", "ttft_buckets": VLLM_TTFT_BUCKETS,
@@ -124,7 +130,7 @@ def _selector(ns: str) -> str:
     return f'namespace="{ns}"'
 
 
-def _with(metric: str, selector: str) -> str:
+def with_matchers(metric: str, selector: str) -> str:
     """``metric`` with ``selector`` added to the label matchers it may already carry."""
     if metric.endswith("}"):
         return metric[:-1] + "," + selector + "}"
@@ -136,8 +142,9 @@ def bad_ratio_expr(plan: dict, ns: str, signal: str, objective_s: float, window:
     names = metric_names(plan)
     sel = _selector(ns)
     if signal == "errors":
-        return (f"sum(rate({_with(names['errors'], sel)}[{window}])) / "
-                f"sum(rate({_with(names['requests'], sel)}[{window}]))")
+        # the error series exists only once a request failed: none yet is a ratio of 0, not "no data"
+        return (f"(sum(rate({with_matchers(names['errors'], sel)}[{window}])) or vector(0)) / "
+                f"sum(rate({with_matchers(names['requests'], sel)}[{window}]))")
     le = effective_threshold(objective_s, names[f"{signal}_buckets"])
     metric = names[signal]
     return (f"1 - (sum(rate({metric}_bucket{{{sel},le=\"{le:g}\"}}[{window}])) / "
@@ -212,7 +219,7 @@ def prometheus_rule(plan: dict, ns: str, objective: dict) -> dict:
     concurrency = int((plan.get("expected") or {}).get("concurrency") or plan.get("max_num_seqs") or 16)
     alerts.append({
         "alert": f"{title}QueueBacklog",
-        "expr": f"sum({_with(names['queue'], sel)}) > {concurrency}",
+        "expr": f"sum({with_matchers(names['queue'], sel)}) > {concurrency}",
         "for": "10m", "labels": {**labels, "severity": "warning"},
         "annotations": {
             "summary": f"{name}: more requests wait than the {concurrency} the target is sized to serve at once",
@@ -256,12 +263,7 @@ def prometheus_rule(plan: dict, ns: str, objective: dict) -> dict:
 
 def kv_usage_expr(plan: dict, ns: str) -> str:
     """KV-cache usage (0-1) per worker."""
-    names = metric_names(plan)
-    sel = _selector(ns)
-    if "kv_usage" in names:
-        return _with(names["kv_usage"], sel)
-    return (f"max by (worker_id) ({_with(names['kv_used'], sel)}) / "
-            f"scalar(max({_with(names['kv_total'], sel)}))")
+    return f"max by (pod) ({with_matchers(metric_names(plan)['kv_usage'], _selector(ns))})"
 
 
 def scrape_objects(plan: dict, ns: str) -> list[dict]:
@@ -295,7 +297,7 @@ def dashboard_panels(plan: dict, ns: str, objective: dict) -> list[dict]:
     burn_window = _duration(_windows(objective["period_days"], objective["scrape_interval_s"])[0][1])
     panels = [
         ("Requests per second (by status)", "reqps",
-         [f"sum by (status) (rate({_with(names['requests'], sel)}[1m]))"]),
+         [f"sum by (status) (rate({with_matchers(names['requests'], sel)}[1m]))"]),
         ("Time to first token p50 / p90 (objective)", "s",
          [q(names["ttft"], 0.5), q(names["ttft"], 0.9), *objective_line("ttft_s")]),
         ("Inter-token latency p50 / p90 (objective)", "s",
@@ -306,7 +308,7 @@ def dashboard_panels(plan: dict, ns: str, objective: dict) -> list[dict]:
           f"{(1 - (objective['error_target'] if s == 'errors' else objective['latency_target'])):g}"
           for s in watched]),
         ("Queued and in-flight requests", "none",
-         [f"sum({_with(names['queue'], sel)})", f"sum({_with(names['inflight'], sel)})"]),
+         [f"sum({with_matchers(names['queue'], sel)})", f"sum({with_matchers(names['inflight'], sel)})"]),
         ("KV-cache usage per worker", "percentunit", [kv_usage_expr(plan, ns)]),
     ]
     return [{"title": t, "unit": u, "queries": qs} for t, u, qs in panels]

@@ -110,7 +110,9 @@ def test_update_shows_the_diff_records_revision_2_and_then_changes_nothing(day2)
     cm = get(day2.dyn, "v1", "ConfigMap", f"{DGD_NAME}-revision-1", NAMESPACE)
     assert cm["metadata"]["labels"]["inferops.dynamo/record"] == "revision"
     assert cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "inferops.dynamo"
-    assert [o["kind"] for o in yaml.safe_load_all(cm["data"]["objects.yaml"])] == ["DynamoGraphDeployment"]
+    # the serving object and what watches it (the rehearsal serves the monitoring CRDs)
+    assert [o["kind"] for o in yaml.safe_load_all(cm["data"]["objects.yaml"])] == \
+        ["DynamoGraphDeployment", "PrometheusRule", "ConfigMap"]
     assert yaml.safe_load(cm["data"]["inputs.yaml"]) == {"sku": "gb300", "mode": "agg"}
     assert cm["data"]["collection-version"] == yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
     assert cm["data"]["recorded-by"] and re.match(r"\d{4}-\d\d-\d\dT", cm["data"]["recorded-at"])
@@ -242,8 +244,8 @@ def edit_worker_args(dyn, extra: list[str]) -> None:
                          content_type="application/merge-patch+json", field_manager="kubectl-edit")
 
 
-def status(day2) -> tuple[list[dict], str]:
-    run = day2("status.yml")
+def status(day2, *args: str) -> tuple[list[dict], str]:
+    run = day2("status.yml", *args)
     assert run.rc == 0, run.output[-3000:]
     assert run.recap("rehearsal")["changed"] == 0
     reports = sorted(day2.status_dir.glob("*/status.json"))
@@ -279,7 +281,17 @@ def test_a_kubectl_edit_shows_as_drift_and_the_next_deploy_restores_it(day2):
     assert "--log-level" not in worker(dgd(day2.dyn))["args"] and ready(day2.dyn)
     assert "Revision 3 of sglang-agg-gb300 stays current" in flat
     rows, _ = status(day2)
-    assert rows[0]["drift"] == []
+    assert rows[0]["drift"] == [] and "live" not in rows[0]
+
+
+def test_status_says_when_the_clusters_prometheus_cannot_be_read(day2):
+    # nothing listens on port 9 of the loopback: the figures are reported unreadable, the rest of the status stays
+    rows, out = status(day2, "-e", "prometheus_url=http://127.0.0.1:9")
+    (row,) = rows
+    assert row["ready"] == "yes" and row["live"] is None and row["alerts"] == []
+    assert row["live_error"].startswith("Prometheus at http://127.0.0.1:9 did not answer /api/v1/query")
+    flat = " ".join(out.split())
+    assert "Live (p90, errors, rate)" in flat and "unreadable: Prometheus at http://127.0.0.1:9" in flat
 
 
 def lease_holder(dyn) -> str:

@@ -80,3 +80,25 @@ def test_a_workload_without_revision_and_a_revision_without_workload():
 def test_an_unreachable_cluster_is_a_row():
     row = fs.unreachable_row("c", "ns", "cannot reach the Kubernetes API\n(kubeconfig x)")
     assert "unreachable: cannot reach the Kubernetes API (kubeconfig x)" in fs.table_lines([row])[2]
+
+
+def _with_rule(number):
+    rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+            "metadata": {"name": "d-objectives", "namespace": "ns", "labels": dict(LABELS)}, "spec": {"groups": []}}
+    cm = rv.build(labels=LABELS, namespace="ns", workload="d", target="sglang-agg-gb300", number=number,
+                  objects=[dgd(), rule], inputs={"sku": "gb300"}, recorded_at="2026-01-01T00:00:00Z",
+                  recorded_by="ci", version="0.1.0")
+    return cm, rule
+
+
+def test_what_watches_a_target_is_compared_only_where_its_kind_was_read():
+    cm, rule = _with_rule(1)
+    not_read = fs.target_rows("c", "ns", reads([cm], [live(dgd())]), "inferops.dynamo")[0]
+    assert not_read["drift"] == []
+    unserved = {**reads([cm], [live(dgd())]), "prometheusrules": {"api_found": False, "resources": []}}
+    assert fs.target_rows("c", "ns", unserved, "inferops.dynamo")[0]["drift"] == []
+    kept = {**reads([cm], [live(dgd())]), "prometheusrules": {"api_found": True, "resources": [live(rule)]}}
+    assert fs.target_rows("c", "ns", kept, "inferops.dynamo")[0]["drift"] == []
+    deleted = {**reads([cm], [live(dgd())]), "prometheusrules": {"api_found": True, "resources": []}}
+    assert fs.target_rows("c", "ns", deleted, "inferops.dynamo")[0]["drift"] == \
+        ["PrometheusRule d-objectives: (object) removed (was present)"]

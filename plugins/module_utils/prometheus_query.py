@@ -1,0 +1,93 @@
+"""Reads from a Prometheus HTTP API: instant queries, the firing alerts, and a target's live objective figures.
+
+The figures use the same series and the same bad-request definition as the target's alerts (module_utils/
+monitoring), so the number status shows and the alert that fires agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from urllib.parse import urlencode
+
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring
+
+
+class PrometheusError(RuntimeError):
+    """Prometheus could not be reached, or refused the query; the message says which and why."""
+
+
+def _get(url: str, path: str, params: dict | None, timeout: float) -> dict:
+    address = url.rstrip("/") + path + ("?" + urlencode(params) if params else "")
+    try:
+        with open_url(address, method="GET", timeout=timeout, headers={"Accept": "application/json"}) as resp:
+            doc = json.loads(resp.read())
+    except Exception as exc:  # HTTPError, URLError, a timeout, a body that is not JSON: all mean "no answer"
+        body = getattr(exc, "read", lambda: b"")()
+        detail = ""
+        try:
+            detail = json.loads(body).get("error", "") if body else ""
+        except ValueError:
+            pass
+        raise PrometheusError(f"Prometheus at {url} did not answer {path}: {detail or exc}") from exc
+    if doc.get("status") != "success":
+        raise PrometheusError(f"Prometheus at {url} refused {path}: {doc.get('errorType')}: {doc.get('error')}")
+    return doc.get("data") or {}
+
+
+def query(url: str, promql: str, at: float | None = None, timeout: float = 10.0) -> list[dict]:
+    """An instant query: the result vector (``[{"metric": {...}, "value": [ts, "v"]}, ...]``)."""
+    params = {"query": promql, **({"time": f"{at:.3f}"} if at is not None else {})}
+    data = _get(url, "/api/v1/query", params, timeout)
+    if data.get("resultType") == "scalar":
+        return [{"metric": {}, "value": data["result"]}]
+    return data.get("result") or []
+
+
+def single_value(result: list[dict]) -> float | None:
+    """The value of a one-series result; None for no series or NaN (no requests in the window)."""
+    if not result:
+        return None
+    value = float(result[0]["value"][1])
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def target_alerts(url: str, target_key: str, timeout: float = 10.0) -> list[dict]:
+    """The target's alerts that are pending or firing, most severe first."""
+    out = []
+    for alert in _get(url, "/api/v1/alerts", None, timeout).get("alerts") or []:
+        labels = alert.get("labels") or {}
+        if labels.get(monitoring.TARGET_LABEL) != target_key:
+            continue
+        out.append({"name": labels.get("alertname"), "state": alert.get("state"),
+                    "severity": labels.get("severity", ""), "since": alert.get("activeAt"),
+                    "summary": (alert.get("annotations") or {}).get("summary", "")})
+    rank = {"critical": 0, "warning": 1}
+    return sorted(out, key=lambda a: (a["state"] != "firing", rank.get(a["severity"], 2), a["name"] or ""))
+
+
+def figure_queries(plan: dict, ns: str, window: str = "5m") -> dict[str, str]:
+    """PromQL of each live figure over ``window``."""
+    names = monitoring.metric_names(plan)
+    sel = f'namespace="{ns}"'
+
+    def p90(metric: str) -> str:
+        return f"histogram_quantile(0.9, sum by (le) (rate({metric}_bucket{{{sel}}}[{window}])))"
+
+    return {
+        "ttft_p90_s": p90(names["ttft"]),
+        "itl_p90_s": p90(names["itl"]),
+        "error_ratio": monitoring.bad_ratio_expr(plan, ns, "errors", 0, window),
+        "requests_per_s": f"sum(rate({monitoring.with_matchers(names['requests'], sel)}[{window}]))",
+    }
+
+
+def objective_figures(url: str, plan: dict, ns: str, window: str = "5m", at: float | None = None,
+                      timeout: float = 10.0) -> dict:
+    """The target's TTFT and ITL p90 (seconds), error ratio and request rate over ``window``; None where no request
+    fell in it."""
+    figures = {name: single_value(query(url, promql, at, timeout))
+               for name, promql in figure_queries(plan, ns, window).items()}
+    return {"window": window, **figures}

@@ -1,0 +1,113 @@
+#!/usr/bin/python
+# Copyright: contributors to inferops.dynamo
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: prometheus_status
+short_description: Live objective figures and alerts of deployed targets, from the cluster's Prometheus
+version_added: "0.4.0"
+description:
+  - For each target of O(targets), asks the Prometheus at O(url) for its time to first token and inter-token latency
+    p90, error ratio and request rate over the last O(window), from the same series and the same bad-request
+    definition as the target's alerts (the PrometheusRule the deploy applies), and lists the target's alerts that
+    are pending or firing.
+  - A figure is null when no request fell in the window. A Prometheus that does not answer is reported in
+    RV(error) and every target's C(error); the module does not fail, so a status report still shows the clusters.
+  - Read-only; C(changed) is always false.
+author:
+  - inferops.dynamo contributors
+extends_documentation_fragment:
+  - inferops.dynamo.attributes
+options:
+  url:
+    description: The Prometheus HTTP API address, for example C(http://prometheus-operated.monitoring:9090).
+    type: str
+    required: true
+  targets:
+    description: The targets to read, each as C(key) (the catalog target), C(namespace), C(runtime)
+      (C(dynamo) or C(vllm)) and C(framework) (C(sglang) or C(vllm)).
+    type: list
+    elements: dict
+    required: true
+  window:
+    description: The window the figures are computed over (a Prometheus duration).
+    type: str
+    default: 5m
+  timeout:
+    description: Seconds to wait for each answer.
+    type: float
+    default: 10
+"""
+
+EXAMPLES = r"""
+- name: Read the live figures of the gb300 aggregated target
+  inferops.dynamo.prometheus_status:
+    url: http://prometheus-operated.monitoring:9090
+    targets:
+      - {key: sglang-agg-gb300, namespace: dynamo, runtime: dynamo, framework: sglang}
+  register: live
+"""
+
+RETURN = r"""
+targets:
+  description: Per target key, its figures and alerts.
+  returned: always
+  type: dict
+  sample:
+    sglang-agg-gb300:
+      figures: {window: 5m, ttft_p90_s: 0.21, itl_p90_s: 0.021, error_ratio: 0.0, requests_per_s: 3.2}
+      alerts: [{name: SglangAggGb300TTFTBudgetFastBurn, state: firing, severity: critical,
+                since: "2026-12-03T07:00:00Z", summary: "..."}]
+      error: ""
+error:
+  description: Why Prometheus could not be read; empty when it answered.
+  returned: always
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query as pq  # noqa: E402
+
+ARGUMENT_SPEC = dict(
+    url=dict(type="str", required=True),
+    targets=dict(type="list", elements="dict", required=True),
+    window=dict(type="str", default="5m"),
+    timeout=dict(type="float", default=10),
+)
+MODULE_OPTIONS = dict(supports_check_mode=True)
+TARGET_KEYS = ("key", "namespace", "runtime", "framework")
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+    p = module.params
+    broken = [f"targets[{i}] lacks {', '.join(k for k in TARGET_KEYS if not t.get(k))}"
+              for i, t in enumerate(p["targets"]) if any(not t.get(k) for k in TARGET_KEYS)]
+    if broken:
+        module.fail_json(msg="; ".join(broken) + f" (each target needs {', '.join(TARGET_KEYS)})")
+    out, error = {}, ""
+    for t in p["targets"]:
+        plan = {"target": {"key": t["key"], "runtime": t["runtime"], "framework": t["framework"]}}
+        entry = {"figures": None, "alerts": [], "error": ""}
+        if not error:
+            try:
+                entry["figures"] = pq.objective_figures(p["url"], plan, t["namespace"], p["window"],
+                                                        timeout=p["timeout"])
+                entry["alerts"] = pq.target_alerts(p["url"], t["key"], timeout=p["timeout"])
+            except pq.PrometheusError as exc:
+                error = str(exc)
+        entry["error"] = error
+        out[t["key"]] = entry
+    module.exit_json(changed=False, targets=out, error=error)
+
+
+def main() -> None:
+    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+
+
+if __name__ == "__main__":
+    main()
