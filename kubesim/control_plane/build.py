@@ -284,8 +284,7 @@ def keda_crd(kind_plural: str) -> Path:
 def kwok_crd(kind_plural: str) -> Path:
     """A CRD that kwok ships (e.g. ``logs``), from the kwok module in the Go module cache."""
     v = versions()
-    info = json.loads(_go("mod", "download", "-json", f"sigs.k8s.io/kwok@{v.kwok}", cwd=HERE, capture=True))
-    path = Path(info["Dir"]) / "kustomize" / "crd" / "bases" / f"kwok.x-k8s.io_{kind_plural}.yaml"
+    path = module_dir("sigs.k8s.io/kwok", v.kwok) / "kustomize" / "crd" / "bases" / f"kwok.x-k8s.io_{kind_plural}.yaml"
     if not path.is_file():
         raise RuntimeError(f"kwok {v.kwok} ships no CRD {path.name}")
     return path

@@ -8,6 +8,8 @@ more requests waiting per replica than the target was sized to serve at once.
 
 from __future__ import annotations
 
+from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring
+
 KEDA_API = "keda.sh/v1alpha1"
 # A replica of this model loads hundreds of GB of weights before it serves: scaling down soon after a burst throws
 # that load away, so a replica stays until the queue has been short for this long.
@@ -20,7 +22,8 @@ class AutoscalingError(ValueError):
 
 def queue_query(plan: dict, ns: str) -> str:
     """Requests waiting on the target's servers, summed over its pods (the PodMonitor's namespace and pod labels)."""
-    return f'sum(vllm:num_requests_waiting{{namespace="{ns}",pod=~"{plan["name"]}-.*"}})'
+    selector = f'namespace="{ns}",pod=~"{plan["name"]}-.*"'
+    return f"sum({monitoring.with_matchers(monitoring.metric_names(plan)['queue'], selector)})"
 
 
 def scaled_object(plan: dict, ns: str, *, prometheus_url: str, min_replicas: int = 1, max_replicas: int | None = None,
