@@ -68,10 +68,11 @@ def inside(ns: str, fn, *args):
 
 def serve(dgd: dict, ns: str, snapshot: Path, tmp_path: Path) -> dynamo_runtime.ServedGraph:
     figures = mocker_profile.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
-    profile = mocker_profile.write(tmp_path / "profile.npz", figures, mocker_profile.TraceShape.from_file(TRACE))
+    trace = mocker_profile.TraceShape.from_file(TRACE)
+    profile = mocker_profile.write(tmp_path / "profile.npz", figures, trace)
     procs = dynamo_runtime.graph_processes(dgd, model_path=str(snapshot), profile_path=profile,
                                            http_host="127.0.0.1", http_port=PORT,
-                                           system_port_base=WORKER_METRICS_PORT)
+                                           system_port_base=WORKER_METRICS_PORT, trace=trace)
     graph = dynamo_runtime.ServedGraph(procs, discovery_dir=tmp_path / "discovery", log_dir=tmp_path / "logs",
                                        hf_home=HF_HOME, exec_prefix=["ip", "netns", "exec", ns])
     graph.start()

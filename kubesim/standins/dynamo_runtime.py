@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from . import dynamo_operator as op
+from . import mocker_profile
 from .pod_env import command_words
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +44,8 @@ MODELS_CATALOG = REPO_ROOT / "catalog" / "models.yml"
 NVLINK_KV_TRANSFER_GBPS = 400.0
 _KV_DTYPE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "auto": 2, "bf16": 2, "bfloat16": 2}
 _FRONTEND_OWN_FLAGS = ("--http-port", "--http-host", "--discovery-backend", "--request-plane", "--event-plane")
+# Discovery through files (one directory per served graph), requests over TCP, KV events over ZMQ: no etcd, no NATS.
+PLANES = ("--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq")
 
 
 def runtime_python() -> str:
@@ -112,8 +115,29 @@ def kv_bytes_per_token(container: dict, catalog_path: Path = MODELS_CATALOG) -> 
     return bf16 * _KV_DTYPE_BYTES.get(dtype, 2) // 2
 
 
-def mocker_args(component: op.Component, container: dict) -> list[str]:
-    """The mocker arguments that reproduce a worker container: engine, context, blocks, batch, role."""
+def served_model(container: dict) -> str | None:
+    """The model name a worker container serves: ``--served-model-name``, else the model it loads."""
+    words = command_words(container)
+    named = _flag(words, "--served-model-name", "--model-path", "--model")
+    if named:
+        return named
+    if "serve" in words:       # `vllm serve <model>`
+        i = words.index("serve")
+        if i + 1 < len(words) and not words[i + 1].startswith("-"):
+            return words[i + 1]
+    return None
+
+
+def block_size(container: dict, default: int = 64) -> int:
+    """The KV block (page) size a worker container runs with."""
+    page = _flag(command_words(container), "--page-size", "--block-size")
+    return int(page) if page and page.isdigit() else default
+
+
+def mocker_args(worker_type: str, container: dict, speedup: float = 1.0, kv_blocks: int | None = None) -> list[str]:
+    """The mocker arguments that reproduce a worker container: engine, context, blocks, batch, role, the KV
+    capacity (``kv_blocks``; None: the mocker's default) and the speed (1.0: the profile's timings; 0.5: every
+    step takes twice as long)."""
     words = command_words(container)
     engine = engine_type(container)
     args = ["--engine-type", engine]
@@ -133,43 +157,71 @@ def mocker_args(component: op.Component, container: dict) -> list[str]:
         args += ["--max-num-batched-tokens", chunk]
         if engine == "sglang":
             args += ["--sglang-chunked-prefill-size", chunk]
-    if component.type in ("prefill", "decode"):
-        args += ["--disaggregation-mode", component.type,
+    if worker_type in ("prefill", "decode"):
+        args += ["--disaggregation-mode", worker_type,
                  "--kv-transfer-bandwidth", str(NVLINK_KV_TRANSFER_GBPS),
                  "--kv-bytes-per-token", str(kv_bytes_per_token(container))]
+    if kv_blocks:
+        args += ["--num-gpu-blocks-override", str(kv_blocks)]
+    if speedup != 1.0:
+        args += ["--speedup-ratio", f"{speedup:g}"]
     return args
 
 
+def frontend_process(name: str, component: str, container: dict | None, *, http_host: str, http_port: int,
+                     python: str | None = None, router_mode: str | None = None) -> RuntimeProcess:
+    """``dynamo.frontend`` on ``http_host:http_port`` with the arguments the collection rendered for the frontend
+    container (so the real parser judges them); a standalone target's frontend has none and gets ``router_mode``."""
+    words = command_words(container or {})
+    own = [w for w in _without_flags(words, _FRONTEND_OWN_FLAGS)
+           if w not in ("python", "python3", "-m", "dynamo.frontend")]
+    if router_mode:
+        own += ["--router-mode", router_mode]
+    return RuntimeProcess(name, component, [
+        python or runtime_python(), "-m", "dynamo.frontend", "--http-host", http_host, "--http-port", str(http_port),
+        *PLANES, *own], {"DYN_TCP_RESPONSE_STREAM_HOST": "lo"})
+
+
+def mocker_process(name: str, component: str, worker_type: str, container: dict, *, model_path: str, served: str,
+                   profile_path: str | Path | None, env: dict[str, str], python: str | None = None,
+                   speedup: float = 1.0, kv_blocks: int | None = None) -> RuntimeProcess:
+    """A ``dynamo.mocker`` engine standing in for one worker container (without a profile: the mocker's own
+    default timings)."""
+    profile = ["--planner-profile-data", str(profile_path)] if profile_path else []
+    return RuntimeProcess(name, component, [
+        python or runtime_python(), "-m", "dynamo.mocker", "--model-path", model_path, "--model-name", served,
+        *profile, *PLANES, *mocker_args(worker_type, container, speedup, kv_blocks)], env)
+
+
 def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, http_host: str, http_port: int,
-                    python: str | None = None, system_port_base: int | None = None) -> list[RuntimeProcess]:
-    """The processes that serve ``dgd``: its frontend on ``http_host:http_port``, one mocker per worker
-    replica. ``model_path`` is the local tokenizer snapshot the served model name resolves to. With
-    ``system_port_base``, worker ``i`` serves its metrics (``/metrics``, as the operator's ``DYN_SYSTEM_PORT`` makes
-    a worker pod do) on ``system_port_base + i``: the processes share one network namespace, pods would not."""
-    python = python or runtime_python()
+                    python: str | None = None, system_port_base: int | None = None,
+                    trace: mocker_profile.TraceShape | None = None) -> list[RuntimeProcess]:
+    """The processes that serve ``dgd`` in one network namespace: its frontend on ``http_host:http_port``, one
+    mocker per worker replica. ``model_path`` is the local tokenizer snapshot the served model name resolves to.
+    With ``system_port_base``, worker ``i`` serves its metrics (``/metrics``, as the operator's ``DYN_SYSTEM_PORT``
+    makes a worker pod do) on ``system_port_base + i``: the processes share one address, pods would not. With
+    ``trace``, each worker's KV capacity follows the published figures (``mocker_profile.kv_blocks``)."""
+    figures = mocker_profile.PublishedFigures.from_annotations(dgd["metadata"].get("annotations") or {}) \
+        if trace is not None else None
     served = None
     procs: list[RuntimeProcess] = []
-    planes = ["--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq"]
     workers = 0
     for comp in op.components(dgd):
         container = (comp.template.get("spec") or {}).get("containers", [{}])[0]
-        words = command_words(container)
         if comp.type == "frontend":
-            own = [w for w in _without_flags(words, _FRONTEND_OWN_FLAGS)
-                   if w not in ("python", "python3", "-m", "dynamo.frontend")]
-            procs.append(RuntimeProcess(f"{comp.name}-0", comp.name, [
-                python, "-m", "dynamo.frontend", "--http-host", http_host, "--http-port", str(http_port),
-                *planes, *own], {"DYN_TCP_RESPONSE_STREAM_HOST": "lo"}))
+            procs.append(frontend_process(f"{comp.name}-0", comp.name, container, http_host=http_host,
+                                          http_port=http_port, python=python))
             continue
-        served = served or _flag(words, "--served-model-name", "--model-path", "--model") or model_path
+        served = served or served_model(container) or model_path
         for replica in range(comp.pods_wanted):
             env = {"DYN_TCP_RPC_HOST": "127.0.0.1"}
             if system_port_base is not None:
                 env["DYN_SYSTEM_PORT"] = str(system_port_base + workers)
             workers += 1
-            procs.append(RuntimeProcess(f"{comp.name}-{replica}", comp.name, [
-                python, "-m", "dynamo.mocker", "--model-path", model_path, "--model-name", served,
-                "--planner-profile-data", str(profile_path), *planes, *mocker_args(comp, container)], env))
+            blocks = mocker_profile.kv_blocks(figures, trace, block_size(container)) if figures else None
+            procs.append(mocker_process(f"{comp.name}-{replica}", comp.name, comp.type, container,
+                                        model_path=model_path, served=served, profile_path=profile_path,
+                                        env=env, python=python, kv_blocks=blocks))
     return procs
 
 

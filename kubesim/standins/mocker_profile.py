@@ -34,6 +34,10 @@ TRACE_BLOCK_TOKENS = 512
 FIXED_PREFILL_SHARE = 0.15
 # Past the published load, each step slows by this fraction of the relative excess of KV tokens.
 OVERLOAD_SLOPE = 0.5
+# KV capacity of a simulated worker, in multiples of what the published load holds: the published operating point
+# never runs out of blocks (the mocker's default pool is sized for a small model and retracts requests at this
+# trace's 64K contexts), and the decode table's slowdown past the published load is reached long before it does.
+KV_CAPACITY_MULTIPLE = 8
 # Grid points: enough to keep the interpolation exact on the straight pieces and to reach 1M tokens.
 _ISL_POINTS = (1, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576)
 _CONTEXT_POINTS = (1, 1024, 8192, 65536, 1048576)
@@ -122,6 +126,14 @@ def decode_step_ms(figures: PublishedFigures, trace: TraceShape, active_kv_token
     published_load = figures.concurrency * trace.mean_context_tokens
     excess = max(0.0, active_kv_tokens / published_load - 1.0)
     return figures.itl_ms * (1.0 + OVERLOAD_SLOPE * excess)
+
+
+def kv_blocks(figures: PublishedFigures, trace: TraceShape, block_size: int) -> int:
+    """KV-cache blocks of ``block_size`` tokens a simulated worker holds (``--num-gpu-blocks-override``)."""
+    if block_size <= 0:
+        raise ProfileError(f"the KV block size must be a positive number of tokens, not {block_size!r}")
+    tokens = KV_CAPACITY_MULTIPLE * figures.concurrency * trace.mean_context_tokens
+    return -(-tokens // block_size)
 
 
 def tables(figures: PublishedFigures, trace: TraceShape) -> dict[str, list]:

@@ -60,3 +60,21 @@ def test_workers_advertise_loopback_and_the_frontend_receives_on_it():
 def test_a_missing_runtime_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setenv(rt.RUNTIME_PYTHON_ENV, str(tmp_path / "nope" / "python"))
     assert "run `make setup`" in rt.available()
+
+
+def test_workers_hold_the_kv_capacity_of_the_published_load_when_the_trace_is_given():
+    dgd = render.dynamo_graph_deployment(build_plan({"sku": "gb300", "mode": "agg"}), "muse")
+    trace = rt.mocker_profile.TraceShape(median_new_tokens=800, mean_context_tokens=6000)
+    worker = rt.graph_processes(dgd, model_path="/snap", profile_path="/p.npz", http_host="127.0.0.1",
+                                http_port=8000, python="py", trace=trace)[1]
+    figures = rt.mocker_profile.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
+    assert int(_flag(worker.argv, "--num-gpu-blocks-override")) == rt.mocker_profile.kv_blocks(figures, trace, 64)
+    # without a trace the mocker keeps its own pool, which retracts requests at this model's contexts
+    assert "--num-gpu-blocks-override" not in _processes(sku="gb300", mode="agg")[1].argv
+
+
+def test_a_slowed_worker_runs_its_steps_at_the_given_ratio():
+    container = {"command": ["python3", "-m", "dynamo.vllm", "--block-size", "32"]}
+    assert rt.mocker_args("worker", container) == ["--engine-type", "vllm", "--block-size", "32"]
+    assert _flag(rt.mocker_args("worker", container, speedup=0.5), "--speedup-ratio") == "0.5"
+    assert rt.block_size(container) == 32 and rt.block_size({"command": ["vllm", "serve", "m"]}) == 64

@@ -74,3 +74,12 @@ def test_the_npz_has_the_arrays_and_shapes_the_mocker_reads(tmp_path):
         at = list(data["prefill_isl"]).index(TRACE.median_new_tokens)
         assert data["prefill_ttft_ms"][at] == pytest.approx(FIGURES.ttft_ms - FIGURES.itl_ms)
         assert data["decode_active_kv_tokens"][0] == 0 and data["decode_itl"][0][0] == pytest.approx(FIGURES.itl_ms)
+
+
+def test_kv_capacity_holds_the_published_load_with_room_for_the_slowdown_past_it():
+    blocks = mp.kv_blocks(FIGURES, TRACE, 64)
+    published_load = FIGURES.concurrency * TRACE.mean_context_tokens
+    assert blocks * 64 >= mp.KV_CAPACITY_MULTIPLE * published_load > (blocks - 1) * 64
+    assert mp.kv_blocks(FIGURES, TRACE, 16) == 4 * blocks
+    with pytest.raises(mp.ProfileError, match="positive number of tokens"):
+        mp.kv_blocks(FIGURES, TRACE, 0)
