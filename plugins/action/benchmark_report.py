@@ -35,6 +35,7 @@ ARGUMENT_SPEC = {
     "percentiles": {"type": "dict"},
     "requests": {"type": "list", "elements": "dict", "default": []},
     "run_info": {"type": "dict"},
+    "server": {"type": "dict"},
     "slo": {"type": "dict", "default": {}},
     "slo_attainment": {"type": "float", "default": bench_slo.DEFAULT_ATTAINMENT},
     "goodput_min": {"type": "float"},
@@ -198,6 +199,7 @@ class ActionModule(ActionBase):
                    "expected": expected, "metrics": metrics, "failures": failures, "verdicts": verdicts, "gate": gate,
                    "rows": rows, "percentiles": percentiles, "slo": evaluation, "cost": cost,
                    "comparison": comparison, "comparison_note": note, "provenance": provenance,
+                   "server": args["server"],
                    "requests": {"count": len(rows_in), "file": "requests.csv" if rows_in else None}}
         bars = bench_charts.bar_chart(rows, _title(ctx, "measured vs published"))
         cdf = bench_charts.cdf_chart([(f"c={ctx.get('concurrency')}", rows_in)], slo,
@@ -207,7 +209,7 @@ class ActionModule(ActionBase):
         report = br.markdown_report({**ctx, "expected": expected}, rows, metrics, failures, verdicts,
                                     {"percentiles": percentiles, "slo": evaluation, "cost": cost,
                                      "comparison": comparison, "comparison_note": note, "provenance": provenance,
-                                     "charts": charts, "html": "report.html"})
+                                     "charts": charts, "html": "report.html", "server": args["server"]})
         html = bench_html.run_html(summary, [(charts[0][0], "chart.svg", bars["png"]),
                                              (charts[1][0], "cdf.svg", cdf["png"])])
         files = []

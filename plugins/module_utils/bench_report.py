@@ -258,7 +258,8 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
 
     ``details`` (all optional): ``percentiles``, ``slo`` (``bench_slo.evaluate``), ``cost``
     (``bench_cost.cost``), ``comparison`` (``bench_compare.compare_runs``) or ``comparison_note``,
-    ``provenance``, ``charts`` (``[(title, file)]``, default ``chart.svg``), ``html`` (report.html name).
+    ``provenance``, ``charts`` (``[(title, file)]``, default ``chart.svg``), ``html`` (report.html name),
+    ``server`` (``prometheus_query.server_figures``, or ``{"error": ...}``).
     """
     context = context or {}
     details = details or {}
@@ -351,6 +352,7 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
         out += ["## Other measured metrics", ""]
         out += markdown_table(("Metric", "Value", "Unit"), extra, right=(1,))
         out.append("")
+    out += server_markdown(details.get("server"))
 
     charts = details.get("charts")
     if charts is None:
@@ -481,6 +483,35 @@ def cost_lines(cost, label="measured throughput"):
     return [f"Cost at the {label}: {money(cost.get('per_million_output_tokens'))} per million output tokens, "
             f"{money(cost.get('per_million_total_tokens'))} per million input + output tokens "
             f"({money(cost.get('gpu_hour_cost'))} per GPU-hour x {cost.get('gpus')} GPUs)."]
+
+
+def _share(value):
+    return DASH if value is None else f"{value * 100:.1f} %"
+
+
+def server_markdown(server):
+    """What the servers reported over the run's window (``prometheus_query.server_figures``), beside AIPerf's
+    client-side figures; the reason when Prometheus could not be read; nothing when it was not asked."""
+    if not server:
+        return []
+    out = ["## Server-side figures (Prometheus)", ""]
+    if server.get("error"):
+        return [*out, f"Not read: {server['error']}", ""]
+    target = server.get("target") or {}
+    out += [f"What the frontend and the workers reported about themselves over the run's {server.get('window_s')} s "
+            "(warm-up included); the tables above are what AIPerf measured as a client.", ""]
+    out += markdown_table(("Figure", "Value"), [
+        ("Requests per second", fmt(target.get("requests_per_s"))),
+        ("Queued requests, mean / peak", f"{fmt(target.get('queue_avg'))} / {fmt(target.get('queue_max'))}"),
+    ], right=(1,))
+    pods = server.get("pods") or {}
+    if pods:
+        out += ["", *markdown_table(("Worker pod", "Peak KV-cache usage", "Prefix-cache hit rate"),
+                                    [(f"`{pod}`", _share(f.get("kv_usage_max")), _share(f.get("prefix_hit_rate")))
+                                     for pod, f in pods.items()], right=(1, 2))]
+    else:
+        out += ["", "No worker pod reported KV-cache or prefix-cache figures in the window."]
+    return [*out, ""]
 
 
 def _cost_markdown(cost):

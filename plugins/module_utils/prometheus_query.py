@@ -91,3 +91,51 @@ def objective_figures(url: str, plan: dict, ns: str, window: str = "5m", at: flo
     figures = {name: single_value(query(url, promql, at, timeout))
                for name, promql in figure_queries(plan, ns, window).items()}
     return {"window": window, **figures}
+
+
+# What the engines export about their prefix cache: SGLang a hit-rate gauge; vLLM hit and query counters (the
+# mocker's vLLM engine exports neither, so a rehearsal of a vLLM target reports no hit rate).
+PREFIX_HIT_RATE = {
+    "sglang": "avg by (pod) (avg_over_time({hits}[{w}]))",
+    "vllm": "sum by (pod) (increase({hits}[{w}])) / sum by (pod) (increase({queries}[{w}]))",
+}
+_PREFIX_SERIES = {"sglang": {"hits": "sglang:cache_hit_rate"},
+                  "vllm": {"hits": "vllm:prefix_cache_hits_total", "queries": "vllm:prefix_cache_queries_total"}}
+
+
+def server_figure_queries(plan: dict, ns: str, seconds: int) -> dict[str, dict[str, str]]:
+    """PromQL of the server-side figures over the last ``seconds``: the whole target's (``target``) and each
+    worker pod's (``per_pod``, one series per pod)."""
+    names = monitoring.metric_names(plan)
+    sel = f'namespace="{ns}"'
+    w = f"{max(1, int(seconds))}s"
+    engine = "vllm" if names["kv_usage"].startswith("vllm:") else "sglang"
+    series = {k: monitoring.with_matchers(v, sel) for k, v in _PREFIX_SERIES[engine].items()}
+    return {
+        "target": {
+            "requests_per_s": f"sum(rate({monitoring.with_matchers(names['requests'], sel)}[{w}]))",
+            "queue_avg": f"avg_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
+            "queue_max": f"max_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
+        },
+        "per_pod": {
+            "kv_usage_max": f"max by (pod) (max_over_time({monitoring.with_matchers(names['kv_usage'], sel)}[{w}]))",
+            "prefix_hit_rate": PREFIX_HIT_RATE[engine].format(w=w, **series),
+        },
+    }
+
+
+def server_figures(url: str, plan: dict, ns: str, start: float, end: float, timeout: float = 10.0) -> dict:
+    """What the servers themselves reported between ``start`` and ``end`` (epoch seconds): the request rate and
+    the queue depth of the target, the peak KV-cache usage and the prefix-cache hit rate of each worker pod.
+    A figure is None where no series answered (a server that does not export it, or nothing scraped)."""
+    seconds = max(1, round(end - start))
+    queries = server_figure_queries(plan, ns, seconds)
+    target = {name: single_value(query(url, promql, end, timeout)) for name, promql in queries["target"].items()}
+    pods: dict[str, dict] = {}
+    for name, promql in queries["per_pod"].items():
+        for row in query(url, promql, end, timeout):
+            value = float(row["value"][1])
+            pod = (row.get("metric") or {}).get("pod", "")
+            pods.setdefault(pod, {k: None for k in queries["per_pod"]})[name] = \
+                None if math.isnan(value) or math.isinf(value) else value
+    return {"window_s": seconds, "target": target, "pods": dict(sorted(pods.items()))}

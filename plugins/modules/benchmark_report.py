@@ -70,6 +70,12 @@ options:
   run_info:
     description: The run's facts the benchmark Job printed (C(run_info) of M(inferops.dynamo.aiperf_results)).
     type: dict
+  server:
+    description:
+      - What the servers reported over the run's window (C(server) of M(inferops.dynamo.prometheus_status) with
+        C(run_window)), or C(error) when Prometheus could not be read. Added to C(summary.json) and C(report.md);
+        omitted, the report has no server-side section.
+    type: dict
   expected:
     description:
       - The target's C(expected) block from C(catalog/targets.yml) (C(gpus), C(concurrency),

@@ -36,6 +36,12 @@ options:
     description: The window the figures are computed over (a Prometheus duration).
     type: str
     default: 5m
+  run_window:
+    description:
+      - A benchmark run's window, as C(start) and C(end) (epoch seconds, or UTC times such as C(2026-12-03T12:00:00Z)). Each target's entry then adds C(server),
+        what the servers themselves reported over it (request rate, queue depth, per worker pod the peak KV-cache
+        usage and the prefix-cache hit rate); see C(server_figures) in module_utils/prometheus_query.
+    type: dict
   timeout:
     description: Seconds to wait for each answer.
     type: float
@@ -61,12 +67,16 @@ targets:
       figures: {window: 5m, ttft_p90_s: 0.21, itl_p90_s: 0.021, error_ratio: 0.0, requests_per_s: 3.2}
       alerts: [{name: SglangAggGb300TTFTBudgetFastBurn, state: firing, severity: critical,
                 since: "2026-12-03T07:00:00Z", summary: "..."}]
+      server: {window_s: 312, target: {requests_per_s: 0.7, queue_avg: 0.4, queue_max: 6},
+               pods: {muse-spark-sglang-agg-gb300-worker-0: {kv_usage_max: 0.31, prefix_hit_rate: 0.88}}}
       error: ""
 error:
   description: Why Prometheus could not be read; empty when it answered.
   returned: always
   type: str
 """
+
+import datetime  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
@@ -76,10 +86,25 @@ ARGUMENT_SPEC = dict(
     url=dict(type="str", required=True),
     targets=dict(type="list", elements="dict", required=True),
     window=dict(type="str", default="5m"),
+    run_window=dict(type="dict"),
     timeout=dict(type="float", default=10),
 )
 MODULE_OPTIONS = dict(supports_check_mode=True)
 TARGET_KEYS = ("key", "namespace", "runtime", "framework")
+
+
+def _epoch(value) -> float:
+    """Epoch seconds from a number or an ISO-8601 time (UTC when it names no offset)."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        moment = datetime.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
 
 
 def run_module(module) -> None:
@@ -89,6 +114,15 @@ def run_module(module) -> None:
               for i, t in enumerate(p["targets"]) if any(not t.get(k) for k in TARGET_KEYS)]
     if broken:
         module.fail_json(msg="; ".join(broken) + f" (each target needs {', '.join(TARGET_KEYS)})")
+    window = None
+    if p["run_window"] is not None:
+        try:
+            window = (_epoch(p["run_window"]["start"]), _epoch(p["run_window"]["end"]))
+        except (KeyError, TypeError, ValueError):
+            module.fail_json(msg=f"run_window needs start and end in epoch seconds or UTC times such as "
+                                 f"2026-12-03T12:00:00Z, not {p['run_window']!r}")
+        if window[1] <= window[0]:
+            module.fail_json(msg=f"run_window ends ({window[1]}) before it starts ({window[0]})")
     out, error = {}, ""
     for t in p["targets"]:
         plan = {"target": {"key": t["key"], "runtime": t["runtime"], "framework": t["framework"]}}
@@ -98,6 +132,9 @@ def run_module(module) -> None:
                 entry["figures"] = pq.objective_figures(p["url"], plan, t["namespace"], p["window"],
                                                         timeout=p["timeout"])
                 entry["alerts"] = pq.target_alerts(p["url"], t["key"], timeout=p["timeout"])
+                if window:
+                    entry["server"] = pq.server_figures(p["url"], plan, t["namespace"], window[0], window[1],
+                                                        timeout=p["timeout"])
             except pq.PrometheusError as exc:
                 error = str(exc)
         entry["error"] = error

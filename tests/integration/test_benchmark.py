@@ -26,6 +26,7 @@ SHORT = ["-e", "benchmark_request_count=16"]
 SLO = {"ttft_ms": 1000, "itl_ms": 24}
 PRICE = 10.0  # dollars per GPU-hour, for the cost figures
 FAST = ["-e", "benchmark_warmup_requests=0"]  # the warm-up is tested by the demo and molecule scenarios
+DEAD_PROMETHEUS = "http://127.0.0.1:9"  # nothing listens on the discard port here
 TRACE_SHA256 = "96d607a42ef3a2d6932e6c29250e7b15af6941e200ba08a23780b0ed9cd9de71"  # inventories/local
 
 
@@ -102,6 +103,8 @@ def test_sweep_recommends_the_highest_concurrency_that_meets_the_objectives(swee
 def test_percentiles_cost_and_stack_are_recorded(sweep):
     run, points, sweep_dir, results = sweep
     s = summary(points[16])
+    # no prometheus_url for this cluster: no server-side figures, and no section that says nothing
+    assert s["server"] is None and "Server-side" not in (points[16] / "report.md").read_text()
     for key in ("ttft_ms", "itl_ms", "e2e_ms", "tokens_per_s_per_user"):
         stats = s["percentiles"][key]
         assert stats["count"] == 32 and all(stats[p] is not None for p in ("avg", "p1", "p10", "p50", "p90", "p99"))
@@ -131,9 +134,13 @@ def test_search_finds_the_operating_point_in_a_bounded_number_of_runs(bench_env)
     run = env.run("benchmark.yml", *TARGET, *FAST, "-e", "benchmark_request_count=32",
                   "-e", json.dumps({"benchmark_concurrency": [8, 16, 32, 64], "benchmark_slo": SLO,
                                     "benchmark_search": True, "benchmark_search_max_runs": 3}),
-                  "-e", "benchmark_tolerance=0.5", timeout=1200)
+                  # a cluster Prometheus that does not answer: named in each report, the runs are kept
+                  "-e", f"prometheus_url={DEAD_PROMETHEUS}", "-e", "benchmark_tolerance=0.5", timeout=1200)
     assert run.rc == 0, run.output[-4000:]
     probed = by_concurrency(sorted(set(run_dirs(results)) - before))
+    for run_dir in probed.values():
+        assert summary(run_dir)["server"]["error"].startswith(f"Prometheus at {DEAD_PROMETHEUS} did not answer")
+        assert f"Not read: Prometheus at {DEAD_PROMETHEUS}" in (run_dir / "report.md").read_text()
     assert sorted(probed) == [16, 32]  # the published point, then double: 8 and 64 were never run
     sweep_dir = max((results / "rehearsal" / "sglang-agg-gb300").glob("sweep-*"), key=lambda p: p.stat().st_mtime)
     data = json.loads((sweep_dir / "sweep.json").read_text())

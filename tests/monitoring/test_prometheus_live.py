@@ -46,10 +46,10 @@ def prometheus_config(tmp_path, rule: dict, workers: int):
         "rule_files": [str(rules)],
         "scrape_configs": [
             {"job_name": "dynamo-frontend", "static_configs": [
-                {"targets": [f"127.0.0.1:{PORT}"], "labels": {"namespace": NS}}]},
+                {"targets": [f"127.0.0.1:{PORT}"], "labels": {"namespace": NS, "pod": "frontend-0"}}]},
             {"job_name": "dynamo-worker", "static_configs": [
-                {"targets": [f"127.0.0.1:{WORKER_METRICS_PORT + i}" for i in range(workers)],
-                 "labels": {"namespace": NS}}]},
+                {"targets": [f"127.0.0.1:{WORKER_METRICS_PORT + i}"], "labels": {"namespace": NS, "pod": f"worker-{i}"}}
+                for i in range(workers)]},
         ],
     }))
     return config
@@ -106,18 +106,21 @@ def test_every_dashboard_panel_and_live_figure_has_data_from_the_real_components
         try:
             inside(netns, dynamo_runtime.wait_serving, f"http://127.0.0.1:{PORT}", MODEL, 1, 90.0, graph)
             inside(netns, wait_ready, PROMETHEUS)
+            run_start = time.time()
             for i in range(6):
                 inside(netns, stream, prompt(60, f"p{i}"), 20)
             # the burn-rate panel reads the recording rules: wait for their first evaluations over the requests
             inside(netns, wait_for_series, PROMETHEUS, 'inferops:ttft_bad_ratio:rate5m{inferops_target="vllm-agg-gb300"}')
             time.sleep(3)
+            run_end = time.time()
             panels = monitoring.dashboard_panels(plan, NS, objective)
             answers = {(p["title"], q): inside(netns, prometheus_query.query, PROMETHEUS, q)
                        for p in panels for q in p["queries"]}
             figures = inside(netns, prometheus_query.objective_figures, PROMETHEUS, plan, NS, "1m")
             alerts = inside(netns, prometheus_query.target_alerts, PROMETHEUS, "vllm-agg-gb300")
             status = inside(netns, status_module, {"url": PROMETHEUS, "window": "1m", "targets": [
-                {"key": "vllm-agg-gb300", "namespace": NS, "runtime": "dynamo", "framework": "vllm"}]})
+                {"key": "vllm-agg-gb300", "namespace": NS, "runtime": "dynamo", "framework": "vllm"}],
+                "run_window": {"start": run_start, "end": run_end}})
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -129,3 +132,10 @@ def test_every_dashboard_panel_and_live_figure_has_data_from_the_real_components
     assert not [a for a in alerts if a["state"] == "firing"], alerts
     live = status["targets"]["vllm-agg-gb300"]
     assert status["error"] == "" and live["figures"]["requests_per_s"] > 0 and live["figures"]["ttft_p90_s"] > 0
+    # what the benchmark report adds: the servers' own figures over the run's window
+    server = live["server"]
+    assert server["target"]["requests_per_s"] > 0 and server["target"]["queue_max"] is not None, server
+    assert list(server["pods"]) == [f"worker-{i}" for i in range(workers)], server
+    assert all(0 < pod["kv_usage_max"] <= 1 for pod in server["pods"].values()), server
+    # the mocker's vLLM engine exports no prefix-cache counters (a real vLLM does): reported as unknown, not 0
+    assert all(pod["prefix_hit_rate"] is None for pod in server["pods"].values()), server
