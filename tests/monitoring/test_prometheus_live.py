@@ -109,6 +109,10 @@ def test_every_dashboard_panel_and_live_figure_has_data_from_the_real_components
             run_start = time.time()
             for i in range(6):
                 inside(netns, stream, prompt(60, f"p{i}"), 20)
+            # a worker's KV usage is only non-zero while a request holds blocks: keep one in flight across
+            # several 1 s scrapes so the peak the report reads cannot fall between two of them
+            held = inside(netns, stream, prompt(60, "held"), 400)
+            assert held["total_ms"] > 3000, held
             # the burn-rate panel reads the recording rules: wait for their first evaluations over the requests
             inside(netns, wait_for_series, PROMETHEUS, 'inferops:ttft_bad_ratio:rate5m{inferops_target="vllm-agg-gb300"}')
             time.sleep(3)
