@@ -49,8 +49,15 @@ def repo_cache_dir(hf_home: Path, repo_id: str) -> Path:
     return Path(hf_home) / "hub" / ("models--" + repo_id.replace("/", "--"))
 
 
+# The token ids ai-dynamo 1.5.1's mocker engines emit (measured: uniform in [1000, 2000), whatever the model's
+# vocabulary). An id the tokenizer cannot decode on its own streams nothing, so the frontend sends no chunk for it and
+# a client's time to first token and inter-token latency stretch over the silent tokens.
+MOCKER_OUTPUT_IDS = range(1000, 2000)
+
+
 def _corpus() -> list[str]:
-    """A deterministic pseudo-text (word salad with punctuation) to train the BPE merges on."""
+    """A deterministic pseudo-text (word salad with punctuation) to train the BPE merges on. Its numbers run to
+    9999 so the merges fill the vocabulary past ``MOCKER_OUTPUT_IDS`` with whole ASCII pieces."""
     from kubesim.frontend import WORDS  # the simulated model's output words: one token each
 
     words, lines, state = _CORPUS_TEXT.split() + list(WORDS) * 4, [], 12345
@@ -59,7 +66,7 @@ def _corpus() -> list[str]:
         for _ in range(12):
             state = (1103515245 * state + 12345) % (1 << 31)
             line.append(words[state % len(words)])
-        lines.append(" ".join(line).capitalize() + (". " if state % 3 else ", ") + str(state % 1000))
+        lines.append(" ".join(line).capitalize() + (". " if state % 3 else ", ") + str(state % 10000))
     return lines
 
 

@@ -80,24 +80,27 @@ def serve(dgd: dict, ns: str, snapshot: Path, tmp_path: Path) -> dynamo_runtime.
 
 
 def stream(prompt: str, max_tokens: int = 40) -> dict:
-    """One streamed chat completion; returns its usage (counted by the runtime) and the frontend's own
-    time to first token for it (the delta of its TTFT histogram: the server-side figure Prometheus reads)."""
+    """One streamed chat completion; returns its usage (counted by the runtime), the frontend's own time to first
+    token for it (the delta of its TTFT histogram: the server-side figure Prometheus reads) and how many chunks
+    carried text (what a client such as AIPerf times its tokens by)."""
     before = histogram("time_to_first_token_seconds")
     body = {"model": MODEL, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
             "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}}
     req = urllib.request.Request(f"http://127.0.0.1:{PORT}/v1/chat/completions", data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
     t0 = time.perf_counter()
-    usage = None
+    usage, chunks = None, 0
     with urllib.request.urlopen(req, timeout=60) as r:
         for raw in r:
             line = raw.decode().strip()
             if line.startswith("data: {"):
-                usage = json.loads(line[6:]).get("usage") or usage
+                event = json.loads(line[6:])
+                usage = event.get("usage") or usage
+                chunks += any((c.get("delta") or {}).get("content") for c in event.get("choices") or [])
     total_ms = (time.perf_counter() - t0) * 1000
     after = histogram("time_to_first_token_seconds")
     assert after[1] == before[1] + 1, (before, after)
-    return {"ttft_ms": (after[0] - before[0]) * 1000, "total_ms": total_ms, "usage": usage}
+    return {"ttft_ms": (after[0] - before[0]) * 1000, "total_ms": total_ms, "usage": usage, "text_chunks": chunks}
 
 
 def metrics() -> str:

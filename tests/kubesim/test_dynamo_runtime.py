@@ -58,6 +58,9 @@ def test_aggregated_target_is_served_with_its_published_timings_and_a_real_prefi
     # (one worker behind the frontend: nothing else can make the second request faster)
     assert warm["ttft_ms"] < cold["ttft_ms"] * 0.6, (cold, warm)
     assert cold["usage"]["completion_tokens"] == 40
+    # every generated token reaches the client as text: a token the tokenizer cannot decode alone streams nothing,
+    # and a client's TTFT and inter-token latency would stretch over it
+    assert cold["text_chunks"] == warm["text_chunks"] == 40, (cold, warm)
     decode_ms = (cold["total_ms"] - cold["ttft_ms"]) / (cold["usage"]["completion_tokens"] - 1)
     # the profile's step, not the mocker's own default (about 6 ms a step at an empty cache)
     assert figures.itl_ms * 0.8 < decode_ms < figures.itl_ms * 2.0, (decode_ms, figures.itl_ms)

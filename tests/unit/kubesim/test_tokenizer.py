@@ -1,5 +1,6 @@
 """The offline HF-cache tokenizer: layout, idempotence, and that transformers loads it with HF_HUB_OFFLINE."""
 
+import json
 import os
 import subprocess
 import sys
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesim.tokenizer import installed_snapshot, repo_cache_dir, write_hf_cache_tokenizer
+from kubesim.tokenizer import MOCKER_OUTPUT_IDS, installed_snapshot, repo_cache_dir, write_hf_cache_tokenizer
 
 REPO = Path(__file__).resolve().parents[3]
 REPO_ID = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
@@ -24,6 +25,16 @@ def test_layout_and_idempotence(tmp_path):
     assert write_hf_cache_tokenizer(tmp_path, REPO_ID) == snap
     assert (snap / "tokenizer.json").stat().st_mtime_ns == mtime
     assert installed_snapshot(tmp_path, REPO_ID) == snap
+
+
+def test_every_id_a_mocker_emits_decodes_alone_to_text(tmp_path):
+    from tokenizers import Tokenizer
+
+    snap = write_hf_cache_tokenizer(tmp_path, REPO_ID)
+    tok = Tokenizer.from_file(str(snap / "tokenizer.json"))
+    silent = [i for i in MOCKER_OUTPUT_IDS if not tok.decode([i]).strip() or "\ufffd" in tok.decode([i])]
+    assert not silent, f"{len(silent)} ids stream no text, e.g. {silent[:5]}"
+    assert json.loads((snap / "config.json").read_text())["vocab_size"] == tok.get_vocab_size() >= MOCKER_OUTPUT_IDS.stop
 
 
 def test_bad_repo_id(tmp_path):
