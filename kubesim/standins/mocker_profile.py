@@ -115,17 +115,28 @@ class TraceShape:
         return cls.from_rows(json.loads(line) for line in text.splitlines() if line.strip())
 
 
-def prefill_ms(figures: PublishedFigures, trace: TraceShape, new_tokens: float) -> float:
+@dataclass(frozen=True)
+class Scales:
+    """Factors on the prefill and decode tables (1.0: the figures as published). A request at the published load
+    also waits for the other requests' prefills and shares its steps with them, which a profile of one request
+    alone does not hold; ``mocker_calibration`` finds the factors that make the mocker's scheduler land on the
+    published figures."""
+
+    prefill: float = 1.0
+    decode: float = 1.0
+
+
+def prefill_ms(figures: PublishedFigures, trace: TraceShape, new_tokens: float, scale: float = 1.0) -> float:
     """Prefill time of ``new_tokens`` uncached prompt tokens (one request alone)."""
     at_trace = max(1.0, figures.ttft_ms - figures.itl_ms)
-    return at_trace * (FIXED_PREFILL_SHARE + (1 - FIXED_PREFILL_SHARE) * new_tokens / trace.median_new_tokens)
+    return scale * at_trace * (FIXED_PREFILL_SHARE + (1 - FIXED_PREFILL_SHARE) * new_tokens / trace.median_new_tokens)
 
 
-def decode_step_ms(figures: PublishedFigures, trace: TraceShape, active_kv_tokens: float) -> float:
+def decode_step_ms(figures: PublishedFigures, trace: TraceShape, active_kv_tokens: float, scale: float = 1.0) -> float:
     """Time of one decode step while the KV cache holds ``active_kv_tokens``."""
     published_load = figures.concurrency * trace.mean_context_tokens
     excess = max(0.0, active_kv_tokens / published_load - 1.0)
-    return figures.itl_ms * (1.0 + OVERLOAD_SLOPE * excess)
+    return scale * figures.itl_ms * (1.0 + OVERLOAD_SLOPE * excess)
 
 
 def kv_blocks(figures: PublishedFigures, trace: TraceShape, block_size: int) -> int:
@@ -136,15 +147,15 @@ def kv_blocks(figures: PublishedFigures, trace: TraceShape, block_size: int) -> 
     return -(-tokens // block_size)
 
 
-def tables(figures: PublishedFigures, trace: TraceShape) -> dict[str, list]:
+def tables(figures: PublishedFigures, trace: TraceShape, scales: Scales = Scales()) -> dict[str, list]:
     """The five arrays of the mocker's profile, as plain lists (the NPZ writer makes them arrays)."""
     isl = sorted({*_ISL_POINTS, trace.median_new_tokens})
     published_load = figures.concurrency * trace.mean_context_tokens
     kv = sorted({round(m * published_load) for m in _LOAD_MULTIPLES})
-    step = [decode_step_ms(figures, trace, k) for k in kv]
+    step = [decode_step_ms(figures, trace, k, scales.decode) for k in kv]
     return {
         "prefill_isl": [float(n) for n in isl],
-        "prefill_ttft_ms": [prefill_ms(figures, trace, n) for n in isl],
+        "prefill_ttft_ms": [prefill_ms(figures, trace, n, scales.prefill) for n in isl],
         "decode_active_kv_tokens": [float(k) for k in kv],
         "decode_context_length": [float(c) for c in _CONTEXT_POINTS],
         # the step time depends on the load only: the same row for every mean context length
@@ -152,13 +163,13 @@ def tables(figures: PublishedFigures, trace: TraceShape) -> dict[str, list]:
     }
 
 
-def write(path: str | Path, figures: PublishedFigures, trace: TraceShape) -> Path:
+def write(path: str | Path, figures: PublishedFigures, trace: TraceShape, scales: Scales = Scales()) -> Path:
     """Write the profile as the mocker's NPZ; returns the path."""
     import numpy as np
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in tables(figures, trace).items()}
+    arrays = {k: np.asarray(v, dtype=np.float64) for k, v in tables(figures, trace, scales).items()}
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     return path

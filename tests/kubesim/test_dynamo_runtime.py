@@ -4,6 +4,8 @@ test creates (every connection stays on that namespace's loopback)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from runtime_helpers import (
     MODEL,
@@ -20,7 +22,7 @@ from runtime_helpers import (
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import render
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
-from kubesim.standins import dynamo_runtime, mocker_profile
+from kubesim.standins import dynamo_operator, dynamo_runtime, mocker_calibration, mocker_profile
 
 pytestmark = [pytest.mark.slow]
 
@@ -88,3 +90,29 @@ def test_disaggregated_target_hands_every_request_from_a_prefill_to_a_decode_wor
                    if x.startswith("dynamo_frontend_worker_last_input_sequence_tokens")]
     assert prefill_isl == [answer["usage"]["prompt_tokens"]], by_type
     assert by_type.get("decode"), f"no decode worker in the frontend's metrics: {sorted(by_type)}"
+
+
+@pytest.mark.timing
+def test_calibration_lands_the_mockers_online_replay_on_the_published_figures(runtime_ready, tmp_path):
+    dgd = render.dynamo_graph_deployment(build_plan({"sku": "gb300", "mode": "agg"}), "muse")
+    figures = mocker_profile.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
+    trace = mocker_profile.TraceShape.from_file(TRACE)
+    worker = next(c for c in dynamo_operator.components(dgd) if c.type != "frontend")
+    container = worker.template["spec"]["containers"][0]
+    blocks = mocker_profile.kv_blocks(figures, trace, dynamo_runtime.block_size(container))
+    engine = dynamo_runtime.mocker_args(worker.type, container, 1.0, blocks)
+    replay = mocker_calibration.replay_measure(figures, trace, TRACE, engine, python=dynamo_runtime.runtime_python())
+    # the profile of one request alone, replayed at the published load: the mocker's own queueing and prefill
+    # pauses put it well off the published figures, which is why calibration exists
+    alone = replay(mocker_profile.Scales())
+    assert alone["ttft_p50_ms"] > 1.5 * figures.ttft_ms, alone
+    assert alone["tokens_per_s_per_user_p50"] < 0.95 * figures.tokens_per_s_per_user, alone
+    profile = mocker_calibration.calibrated_profile(figures, TRACE, engine, python=dynamo_runtime.runtime_python(),
+                                                    cache_dir=tmp_path)
+    record = json.loads(profile.with_suffix(".json").read_text())
+    measured = record["measured"]
+    assert measured["requests"] == 36
+    assert abs(measured["ttft_p50_ms"] / figures.ttft_ms - 1) <= mocker_calibration.TOLERANCE, record
+    assert abs(measured["tokens_per_s_per_user_p50"] / figures.tokens_per_s_per_user - 1) <= \
+        mocker_calibration.TOLERANCE, record
+    assert record["scales"]["prefill"] < 1 and record["scales"]["decode"] < 1, record

@@ -1,0 +1,63 @@
+"""Calibration scales the profile's tables until a replay at the published load gives the published medians."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kubesim.standins import mocker_calibration as mc
+from kubesim.standins import mocker_profile as mp
+
+FIGURES = mp.PublishedFigures(ttft_ms=177.9, tokens_per_s_per_user=50.97, concurrency=16)
+
+
+def engine_under_load(scales: mp.Scales) -> dict:
+    """A stand-in for the replay with the shape the live engine showed: under load a request's TTFT is about twice
+    its prefill plus a queue share, and the pauses for other prefills stretch its decode by about a quarter."""
+    ttft = 2.2 * scales.prefill * (FIGURES.ttft_ms - FIGURES.itl_ms) + 30
+    tpot = 1.25 * scales.decode * FIGURES.itl_ms
+    return {"ttft_p50_ms": ttft, "tokens_per_s_per_user_p50": 1000 / tpot, "output_tokens_per_s": 600.0}
+
+
+def test_converges_on_the_published_medians_within_the_tolerance():
+    result = mc.calibrate(FIGURES, engine_under_load)
+    assert result.measured["ttft_p50_ms"] == pytest.approx(FIGURES.ttft_ms, rel=mc.TOLERANCE)
+    assert result.measured["tokens_per_s_per_user_p50"] == pytest.approx(FIGURES.tokens_per_s_per_user,
+                                                                         rel=mc.TOLERANCE)
+    assert result.scales.prefill < 0.5 and result.scales.decode == pytest.approx(0.8, rel=mc.TOLERANCE)
+    assert 1 < result.rounds <= mc.MAX_ROUNDS
+
+
+def test_an_engine_that_does_not_follow_its_tables_is_refused_with_what_it_measured():
+    def stuck(_scales):
+        return {"ttft_p50_ms": 900.0, "tokens_per_s_per_user_p50": 50.97, "output_tokens_per_s": 100.0}
+
+    with pytest.raises(mc.CalibrationError) as err:
+        mc.calibrate(FIGURES, stuck)
+    assert "TTFT p50 900.0 ms (published 177.9)" in str(err.value) and f"{mc.MAX_ROUNDS} rounds" in str(err.value)
+
+
+def test_a_calibrated_profile_is_written_once_and_then_read_from_the_cache(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"input_length": 4000 + i, "output_length": 400, "hash_ids": [i % 3, 10 + i]})
+                             + "\n" for i in range(12)))
+    calls = []
+
+    def measure(scales):
+        calls.append(scales)
+        return engine_under_load(scales)
+
+    args = ["--engine-type", "sglang", "--block-size", "64"]
+    first = mc.calibrated_profile(FIGURES, trace, args, python="unused", cache_dir=tmp_path / "cache", measure=measure)
+    rounds = len(calls)
+    again = mc.calibrated_profile(FIGURES, trace, args, python="unused", cache_dir=tmp_path / "cache", measure=measure)
+    assert again == first and len(calls) == rounds                       # the cache answered
+    record = json.loads(first.with_suffix(".json").read_text())
+    with np.load(first) as npz:
+        shape = mp.TraceShape.from_file(trace)
+        at = np.interp(shape.median_new_tokens, npz["prefill_isl"], npz["prefill_ttft_ms"])
+    assert at == pytest.approx(mp.prefill_ms(FIGURES, shape, shape.median_new_tokens, record["scales"]["prefill"]))
+    # anything the calibration depends on makes a new one
+    other = mc.calibrated_profile(FIGURES, trace, [*args, "--max-num-seqs", "8"], python="unused",
+                                  cache_dir=tmp_path / "cache", measure=measure)
+    assert other != first and len(calls) > rounds
