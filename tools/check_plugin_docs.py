@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TYPES = {"module": "modules", "filter": "filter", "lookup": "lookup", "callback": "callback"}
+TYPES = {"module": "modules", "filter": "filter", "lookup": "lookup", "callback": "callback", "strategy": "strategy"}
 
 
 def main() -> int:

@@ -1,0 +1,114 @@
+# Copyright: contributors to inferops.dynamo
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import traceback
+
+from ansible._internal import _task
+from ansible.executor.task_executor import TaskExecutor
+from ansible.executor.task_result import _RawTaskResult
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins import strategy as strategy_base
+from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
+from ansible.utils.display import Display
+
+DOCUMENTATION = r"""
+---
+name: linear_threads
+short_description: The linear strategy, each task run in a thread of the controller instead of a forked process
+version_added: "0.3.0"
+description:
+  - >-
+    Runs a play exactly as C(ansible.builtin.linear) does (task by task over all hosts, with C(serial),
+    C(throttle), C(max_fail_percentage), C(run_once), handlers and the same results and callbacks), except where each
+    task of each host runs: in a thread of the C(ansible-playbook) process instead of a worker process forked for
+    that one task.
+  - >-
+    Why: a fork per task makes the kernel copy, page by page, every page of the controller's memory the worker
+    touches (Python touches most of them: reference counts), then tear it down; with a few hundred tasks per play,
+    that was half of the control node's CPU-seconds of a deploy (measured with C(perf): C(do_wp_page) and
+    C(copy_page_range) on top). A thread also keeps what a worker would load again: filter plugins, action plugins,
+    the kubernetes client.
+  - >-
+    Each thread runs on a copy of the task, as a forked worker does, so templating a task for one host leaves the
+    play untouched for the next; its result reaches the strategy through the same queue as a worker's.
+  - >-
+    A task still runs in a forked worker when it sets C(timeout) (Ansible times a task out with C(SIGALRM), which
+    only the main thread receives) or when the variable C(inferops_dynamo_in_process) is false for the host.
+  - >-
+    The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
+    module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
+    tasks are CPU-bound on the controller can set C(inferops_dynamo_in_process=false) to spread over more cores.
+author:
+  - inferops.dynamo contributors
+notes:
+  - The collection's playbooks select it with the play keyword C(strategy), so it applies from a checkout, from the
+    installed collection and in an AWX execution environment alike.
+"""
+
+display = Display()
+
+IN_PROCESS_VAR = "inferops_dynamo_in_process"
+
+
+class TaskThread(threading.Thread):
+    """What ``WorkerProcess`` is to a forked worker, for a thread: runs one task for one host, sends the result."""
+
+    def __init__(self, *, final_q, task_vars, host, task, play_context, loader, variable_manager,
+                 shared_loader_obj, worker_id, cliargs):
+        super().__init__(name=f"task-{worker_id}-{host.name}", daemon=True)
+        self._final_q = final_q
+        self._task_vars = task_vars
+        self._host = host
+        # the executor post-validates (templates) its task in place: the play's own task must stay as written
+        self._task = task.copy(exclude_tasks=True)
+        self._play_context = play_context
+        self._loader = loader
+        self._variable_manager = variable_manager
+        self._shared_loader_obj = shared_loader_obj
+        self.worker_id = worker_id
+        # has_dead_workers() reads it: a thread that died without sending a result must not hang the play
+        self.exitcode = None
+        # a forked worker starts with the main thread's ambient context; a new thread starts with an empty one
+        self._context = contextvars.copy_context()
+
+    def run(self) -> None:
+        try:
+            self._context.run(self._run)
+        except BaseException:  # as a worker process would exit, whatever failed
+            display.error(f"task thread for [{self._host}/{self._task}] failed:\n{traceback.format_exc()}")
+            self.exitcode = 1
+
+    def _run(self) -> None:
+        with _task.TaskContext(self._task):
+            result = TaskExecutor(self._host, self._task, self._task_vars, self._play_context, self._loader,
+                                  self._shared_loader_obj, self._final_q, self._variable_manager).run()
+        self._final_q.send_task_result(_RawTaskResult(host=self._host, task=self._task, return_data=result,
+                                                      task_fields=self._task.dump_attrs()))
+
+    def close(self) -> None:
+        """Nothing to release (a worker process closes its handles here)."""
+
+
+class StrategyModule(LinearStrategyModule):
+    """``linear``, with ``TaskThread`` in place of ``WorkerProcess`` for the tasks that can run in a thread."""
+
+    def _queue_task(self, host, task, task_vars, play_context):
+        if not self._runs_in_thread(task, task_vars):
+            return super()._queue_task(host, task, task_vars, play_context)
+        # the base class starts its workers by this module-level name; swap it for this one call only
+        worker_class = strategy_base.WorkerProcess
+        strategy_base.WorkerProcess = TaskThread
+        try:
+            return super()._queue_task(host, task, task_vars, play_context)
+        finally:
+            strategy_base.WorkerProcess = worker_class
+
+    @staticmethod
+    def _runs_in_thread(task, task_vars) -> bool:
+        if task.timeout:
+            return False
+        return boolean(task_vars.get(IN_PROCESS_VAR, True), strict=False)
