@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import traceback
 
@@ -72,12 +71,12 @@ class TaskThread(threading.Thread):
         self.worker_id = worker_id
         # has_dead_workers() reads it: a thread that died without sending a result must not hang the play
         self.exitcode = None
-        # a forked worker starts with the main thread's ambient context; a new thread starts with an empty one
-        self._context = contextvars.copy_context()
 
     def run(self) -> None:
         try:
-            self._context.run(self._run)
+            # a new thread starts with empty context variables: its own access and template contexts, which
+            # Ansible keeps per thread (sharing the main thread's would interleave their stacks)
+            self._run()
         except BaseException:  # as a worker process would exit, whatever failed
             display.error(f"task thread for [{self._host}/{self._task}] failed:\n{traceback.format_exc()}")
             self.exitcode = 1
