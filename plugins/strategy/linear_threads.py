@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import traceback
 
@@ -11,6 +12,7 @@ from ansible.executor.task_executor import TaskExecutor
 from ansible.executor.task_result import _RawTaskResult
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins import strategy as strategy_base
+from ansible.plugins.loader import PluginLoader
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.utils.display import Display
 
@@ -36,7 +38,14 @@ description:
     play untouched for the next; its result reaches the strategy through the same queue as a worker's.
   - >-
     A task still runs in a forked worker when it sets C(timeout) (Ansible times a task out with C(SIGALRM), which
-    only the main thread receives) or when the variable C(inferops_dynamo_in_process) is false for the host.
+    only the main thread receives), when it is C(ansible.builtin.pause) (it reads the terminal, and an interrupt
+    reaches only the main thread), or when the variable C(inferops_dynamo_in_process) is false for the host.
+  - >-
+    Before it forks a worker, the strategy waits for the task threads still running: a child forked while a thread
+    is half-way through something (loading a plugin's module, holding a lock) would inherit it half done.
+  - >-
+    Plugin modules are loaded one thread at a time: Ansible's plugin loader puts a plugin's module in C(sys.modules)
+    before running it, so a second thread asking for the same plugin meanwhile would get a module without its class.
   - >-
     The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
     module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
@@ -51,6 +60,26 @@ notes:
 display = Display()
 
 IN_PROCESS_VAR = "inferops_dynamo_in_process"
+# these read the terminal and expect an interrupt to reach them: they keep the worker process linear gives them
+TERMINAL_ACTIONS = frozenset({"pause", "ansible.builtin.pause", "ansible.legacy.pause"})
+
+_plugin_source_lock = threading.RLock()
+
+
+def _load_plugin_sources_one_at_a_time() -> None:
+    """Serialise ``PluginLoader._load_module_source`` (check ``sys.modules``, insert, execute): two threads loading
+    the same plugin at once would otherwise see it half executed ("has no attribute 'LookupModule'")."""
+    load = PluginLoader._load_module_source
+    if getattr(load, "_inferops_serialised", False):
+        return
+
+    @functools.wraps(load)
+    def serialised(self, *args, **kwargs):
+        with _plugin_source_lock:
+            return load(self, *args, **kwargs)
+
+    serialised._inferops_serialised = True
+    PluginLoader._load_module_source = serialised
 
 
 class TaskThread(threading.Thread):
@@ -95,8 +124,13 @@ class TaskThread(threading.Thread):
 class StrategyModule(LinearStrategyModule):
     """``linear``, with ``TaskThread`` in place of ``WorkerProcess`` for the tasks that can run in a thread."""
 
+    def __init__(self, tqm):
+        super().__init__(tqm)
+        _load_plugin_sources_one_at_a_time()
+
     def _queue_task(self, host, task, task_vars, play_context):
         if not self._runs_in_thread(task, task_vars):
+            self._wait_for_task_threads()
             return super()._queue_task(host, task, task_vars, play_context)
         # the base class starts its workers by this module-level name; swap it for this one call only
         worker_class = strategy_base.WorkerProcess
@@ -106,8 +140,13 @@ class StrategyModule(LinearStrategyModule):
         finally:
             strategy_base.WorkerProcess = worker_class
 
+    def _wait_for_task_threads(self) -> None:
+        for worker in self._workers:
+            if isinstance(worker, TaskThread):
+                worker.join()
+
     @staticmethod
     def _runs_in_thread(task, task_vars) -> bool:
-        if task.timeout:
+        if task.timeout or task.action in TERMINAL_ACTIONS:
             return False
         return boolean(task_vars.get(IN_PROCESS_VAR, True), strict=False)
