@@ -67,10 +67,15 @@ def model_cache_pvc(plan: dict, ns: str, storage_class: str | None, size_gi: int
     and raise its request to ``size_gi`` when ``grow`` (pvc_change decided its class can expand)."""
     if existing:
         live = existing.get("spec", {})
-        # Only what a user sets: volumeName (binder) and volumeMode (defaulted) stay with their owners.
-        spec = {k: copy.deepcopy(live[k]) for k in ("accessModes", "resources", "storageClassName") if k in live}
-        if "resources" in spec:
+        # Only what a user sets: volumeName (binder) and volumeMode (defaulted) stay with their owners. Built
+        # anew rather than deep-copied: a live object read through Ansible carries tags that make deepcopy slow.
+        spec = {}
+        if "accessModes" in live:
+            spec["accessModes"] = list(live["accessModes"])
+        if "resources" in live:
             spec["resources"] = {"requests": {"storage": live["resources"]["requests"]["storage"]}}
+        if "storageClassName" in live:
+            spec["storageClassName"] = live["storageClassName"]
         if grow and size_gi:
             spec["resources"] = {"requests": {"storage": f"{int(size_gi)}Gi"}}
     else:
