@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import threading
 from urllib.parse import quote, urlencode
 
 try:
@@ -243,6 +244,12 @@ def auth_params(params: dict) -> dict:
     return {k: params.get(k) for k in AUTH_ARG_SPEC if params.get(k) is not None}
 
 
+# kubernetes.core's _create_configuration loads the kubeconfig into the client library's process-wide default
+# Configuration, then copies it. Module tasks run in threads of the controller (strategy linear_threads): without
+# this lock, two hosts' tasks interleave the load and the copy, and one of them talks to the other's cluster.
+_DEFAULT_CONFIGURATION_LOCK = threading.Lock()
+
+
 def get_api(params: dict) -> K8sApi:
     """Build a :class:`K8sApi` from module params (kubernetes.core auth options and ``K8S_AUTH_*`` env)."""
     if not HAS_KUBERNETES:
@@ -252,7 +259,8 @@ def get_api(params: dict) -> K8sApi:
         auth = _create_auth_spec(None, **kwargs)
         auth = {k: v for k, v in auth.items() if v not in (None, {})}
         try:
-            configuration = _create_configuration(auth)
+            with _DEFAULT_CONFIGURATION_LOCK:
+                configuration = _create_configuration(auth)
         except Exception as exc:
             raise K8sUnreachable(f"cannot load Kubernetes configuration ({_describe(auth, None)}): {exc}") from exc
         headers = _create_headers(None, **kwargs)
@@ -264,8 +272,9 @@ def get_api(params: dict) -> K8sApi:
                 configuration.host = auth["host"]
                 configuration.api_key = {"authorization": "Bearer " + auth["api_key"]}
             else:
-                kubernetes.config.load_kube_config(config_file=auth.get("kubeconfig"), context=auth.get("context"))
-                configuration = kubernetes.client.Configuration.get_default_copy()
+                configuration = kubernetes.client.Configuration()
+                kubernetes.config.load_kube_config(config_file=auth.get("kubeconfig"), context=auth.get("context"),
+                                                   client_configuration=configuration)
         except Exception as exc:
             raise K8sUnreachable(f"cannot load Kubernetes configuration ({_describe(auth, None)}): {exc}") from exc
         if auth.get("validate_certs") is not None:

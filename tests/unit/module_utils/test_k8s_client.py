@@ -158,3 +158,32 @@ def test_unknown_context_is_a_clear_error(tmp_path, api_server):
     path = kubeconfig(tmp_path, api_server)
     with pytest.raises(kc.K8sUnreachable, match=f"cannot load Kubernetes configuration \\(kubeconfig {path}, context nope"):
         kc.get_api({"kubeconfig": path, "context": "nope"})
+
+
+def test_hosts_reading_their_own_clusters_at_once_each_reach_their_own(tmp_path):
+    """Module tasks of many hosts run in threads of one controller: each must get its own cluster's address even
+    though kubernetes.core loads a kubeconfig into the client library's process-wide default."""
+    ports = {f"cluster-{i}": 20000 + i for i in range(6)}
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "cluster-0",
+        "clusters": [{"name": n, "cluster": {"server": f"https://127.0.0.1:{p}"}} for n, p in ports.items()],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": n, "context": {"cluster": n, "user": "u"}} for n in ports],
+    }))
+    wrong: list[str] = []
+    start = threading.Barrier(len(ports))
+
+    def read_own(context: str) -> None:
+        start.wait()
+        for _ in range(40):
+            host = kc.get_api({"kubeconfig": str(kubeconfig), "context": context}).host
+            if host != f"https://127.0.0.1:{ports[context]}":
+                wrong.append(f"{context} -> {host}")
+
+    threads = [threading.Thread(target=read_own, args=(c,)) for c in ports]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, wrong[:5]
