@@ -136,16 +136,18 @@ def run_rollout(inventory: Path, forks: int, mode: str, results: Path, timeout: 
     t0 = time.monotonic()
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
-        killer = threading.Timer(timeout, proc.kill)
+        timed_out = threading.Event()
+        killer = threading.Timer(timeout, lambda: (timed_out.set(), proc.kill()))
         killer.start()
         try:
             # wait4: this run's own CPU (ansible-playbook with every process it waited for) and its peak memory
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             killer.cancel()
+    # reaped here, so Popen must not wait for it again
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
-    rc = "timeout" if wall >= timeout else proc.returncode
+    rc = "timeout" if timed_out.is_set() else proc.returncode
     cpu, peak_mib = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
     out = log.read_text()
     r = recap(out)

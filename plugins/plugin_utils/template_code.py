@@ -15,10 +15,10 @@ templates loaded by name, and its bytecode cache only those a loader reads from 
 
 from __future__ import annotations
 
-import functools
-
 from ansible._internal._templating import _jinja_bits
 from jinja2.utils import LRUCache, internalcode
+
+from ansible_collections.inferops.dynamo.plugins.plugin_utils.wrap_once import wrap_once
 
 # distinct sources in one play are a few hundred; a bound keeps a long AWX job's memory flat
 CAPACITY = 4096
@@ -40,7 +40,6 @@ def _compile_settings(environment) -> tuple:
 
 
 def _cached(compile_source):
-    @functools.wraps(compile_source)
     @internalcode   # as Jinja marks its own compile: left out of rewritten template tracebacks
     def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
         # a parsed tree (compile_expression), raw Python source, or debugging that writes the source to a file:
@@ -54,15 +53,12 @@ def _cached(compile_source):
             _codes[key] = code
         return code
 
-    compile._inferops_cached = True
     return compile
 
 
 def install() -> None:
     """Compile through the cache in this process (idempotent)."""
-    environment = _jinja_bits.AnsibleEnvironment
-    if not getattr(environment.compile, "_inferops_cached", False):
-        environment.compile = _cached(environment.compile)
+    wrap_once(_jinja_bits.AnsibleEnvironment, "compile", _cached)
 
 
 def cached_sources() -> int:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import threading
 import traceback
 
@@ -17,6 +16,7 @@ from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModu
 from ansible.utils.display import Display
 
 from ansible_collections.inferops.dynamo.plugins.plugin_utils import template_code
+from ansible_collections.inferops.dynamo.plugins.plugin_utils.wrap_once import wrap_once
 
 DOCUMENTATION = r"""
 ---
@@ -72,20 +72,14 @@ TERMINAL_ACTIONS = frozenset({"pause", "ansible.builtin.pause", "ansible.legacy.
 _plugin_source_lock = threading.RLock()
 
 
-def _load_plugin_sources_one_at_a_time() -> None:
-    """Serialise ``PluginLoader._load_module_source`` (check ``sys.modules``, insert, execute): two threads loading
-    the same plugin at once would otherwise see it half executed ("has no attribute 'LookupModule'")."""
-    load = PluginLoader._load_module_source
-    if getattr(load, "_inferops_serialised", False):
-        return
-
-    @functools.wraps(load)
+def _serialised(load):
+    """``PluginLoader._load_module_source`` checks ``sys.modules``, inserts the module, then runs it: two threads
+    loading the same plugin at once would otherwise see it half run ("has no attribute 'LookupModule'")."""
     def serialised(self, *args, **kwargs):
         with _plugin_source_lock:
             return load(self, *args, **kwargs)
 
-    serialised._inferops_serialised = True
-    PluginLoader._load_module_source = serialised
+    return serialised
 
 
 class TaskThread(threading.Thread):
@@ -132,7 +126,7 @@ class StrategyModule(LinearStrategyModule):
 
     def __init__(self, tqm):
         super().__init__(tqm)
-        _load_plugin_sources_one_at_a_time()
+        wrap_once(PluginLoader, "_load_module_source", _serialised)
         template_code.install()
 
     def _queue_task(self, host, task, task_vars, play_context):
