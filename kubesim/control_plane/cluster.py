@@ -385,26 +385,29 @@ class StandIns:
         self._thread: threading.Thread | None = None
         self.reconcilers: list = []
         self.runner = None
-        self.frontends = None
+        self.model_servers = None
         self.kube = None
 
     def start(self, api_client, ns: netns.Netns, config: RealConfig) -> None:
-        from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
+        from ..standins.model_servers import ModelServers
         from ..standins.operator import DynamoOperator
         from ..standins.provisioner import Provisioner
         from ..standins.runner import PodRunner
+        from ..standins.served_profiles import REHEARSAL_HF_HOME, rehearsal_profiles
 
         kube = self.kube = Kube(api_client, "kubesim-standins")
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
-        self.frontends = Frontends(kube, ns.path, self.faults, config.speed_factor)
+        profiles = rehearsal_profiles()
+        self.model_servers = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
+                                      model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
-                                    image_pull_seconds=config.image_pull_seconds),
-                            self.frontends]
+                                    image_pull_seconds=config.image_pull_seconds, model_servers=self.model_servers),
+                            self.model_servers]
         for api_version, kind in self.WATCHED:
             threading.Thread(target=kube.watch, args=(api_version, kind, self.wake.set, self._stop),
                              name=f"watch-{kind}-{self.name}", daemon=True).start()
@@ -433,8 +436,8 @@ class StandIns:
             self._thread.join(timeout=5)
         if self.runner:
             self.runner.stop()
-        if self.frontends:
-            self.frontends.stop()
+        if self.model_servers:
+            self.model_servers.stop()
 
 
 def _create(dyn, obj: dict) -> None:

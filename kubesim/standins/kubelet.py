@@ -18,6 +18,7 @@ import fnmatch
 import logging
 from pathlib import Path
 
+from .model_servers import SERVING, STARTING
 from .transfers import NodeImages, node_status_images
 
 log = logging.getLogger("kubesim.standins.kubelet")
@@ -67,8 +68,9 @@ def fault_for(pod: dict, faults: dict) -> str | None:
 
 class Kubelet:
     def __init__(self, kube, logs_dir: Path, faults: dict, runner, kwok_nodes_selector: str = "",
-                 image_pull_seconds: float = 0.0):
+                 image_pull_seconds: float = 0.0, model_servers=None):
         self.kube = kube
+        self.model_servers = model_servers   # runs serving pods' processes: their readiness waits for it
         self.logs_dir = logs_dir
         self.faults = faults          # the cluster's live fault table (kubesim's kinds and args)
         self.runner = runner
@@ -149,6 +151,8 @@ class Kubelet:
             owners = [r.get("kind") for r in m.get("ownerReferences") or []]
             if "Job" in owners and READY_DELAY not in (m.get("annotations") or {}):
                 annotations[READY_DELAY] = "0"  # a Job pod has no model to load: it is ready once started
+            if self.model_servers is not None and self.model_servers.serves(pod):
+                annotations[SERVING] = STARTING   # Ready once its process answers (model_servers)
         self.kube.patch("v1", "Pod", m["name"], {"metadata": {"annotations": annotations}}, namespace=m["namespace"])
 
 

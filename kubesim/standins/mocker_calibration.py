@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -26,13 +28,18 @@ from .mocker_profile import PublishedFigures, Scales, TraceShape
 # Within this relative error of the published medians the benchmark gate (10 % by default) keeps its margin.
 TOLERANCE = 0.03
 MAX_ROUNDS = 6
+# The live stage starts from the replay's scales, so it needs few rounds; one run's medians move by a few percent
+# from run to run on this machine, so it aims at the replay's tolerance but accepts twice it.
+LIVE_ROUNDS = 6
+LIVE_TOLERANCE = 2 * TOLERANCE
 # One correction changes a table by at most this factor either way (the first replay can be far off).
 MAX_STEP = 4.0
 # Bump when the profile's shape or the replay changes, so cached profiles are made again.
-VERSION = 1
+VERSION = 2
 DEFAULT_CACHE = Path.home() / ".cache" / "inferops-dynamo" / "mocker-profiles"
 
 Measure = Callable[[Scales], dict]
+log = logging.getLogger("kubesim.standins.mocker_calibration")
 
 
 class CalibrationError(RuntimeError):
@@ -44,33 +51,83 @@ class Calibration:
     scales: Scales
     measured: dict
     rounds: int
+    converged: bool = True
 
 
 def _bounded(factor: float) -> float:
     return min(MAX_STEP, max(1.0 / MAX_STEP, factor))
 
 
+@dataclass(frozen=True)
+class Engines:
+    """The engines a target's workers run, as the replay builds them: the aggregated (or, with ``decode_args``,
+    the prefill) engine's mocker arguments and count, a disaggregated target's decode engines, and the router
+    that spreads requests over them. Arguments are the engine's own (block size, batch, KV capacity, role), not
+    its addresses, model path or speed."""
+
+    args: tuple[str, ...]
+    workers: int = 1
+    decode_args: tuple[str, ...] = ()
+    decode_workers: int = 0
+    router_mode: str = "round_robin"
+
+
+def _next_scale(history: list[tuple[float, float, float]], target: float, ratio: float) -> float:
+    """The next scale for one table, from the (scale, measured) pairs so far. Once two of them bracket the target,
+    interpolate between the nearest pair in log-log (a queue makes the figure grow faster than its table, so the
+    plain ratio overshoots and oscillates: gb200 disagg live, 835 ms at 0.2 and several seconds at 0.32); before
+    that, step by the ratio of published to measured, at most ``MAX_STEP`` either way."""
+    below = [(s, v) for s, v, _ in history if v < target]
+    above = [(s, v) for s, v, _ in history if v > target]
+    if below and above:
+        (s1, v1), (s2, v2) = max(below, key=lambda p: p[1]), min(above, key=lambda p: p[1])
+        t = (math.log(target) - math.log(v1)) / (math.log(v2) - math.log(v1))
+        return math.exp(math.log(s1) + t * (math.log(s2) - math.log(s1)))
+    return history[-1][0] * _bounded(ratio)
+
+
 def calibrate(figures: PublishedFigures, measure: Measure, *, tolerance: float = TOLERANCE,
-              max_rounds: int = MAX_ROUNDS) -> Calibration:
+              max_rounds: int = MAX_ROUNDS, start: Scales | None = None, strict: bool = True) -> Calibration:
     """The table scales at which ``measure`` (a replay at the published load) gives the published TTFT p50 and
-    output tokens/s per user p50 within ``tolerance``. Each round corrects each scale by the ratio of published to
-    measured: the TTFT moves with the prefill table and the per-user speed inversely with the decode table."""
-    scales = Scales()
+    output tokens/s per user p50 within ``tolerance``, starting from ``start``. The TTFT moves with the prefill table
+    and the per-user speed inversely with the decode table; each round corrects each scale (``_next_scale``).
+    Without ``strict``, the closest round is returned (``converged`` false) instead of an error."""
+    scales = start or Scales()
+    best: tuple[float, Calibration] | None = None
+    prefill: list[tuple[float, float, float]] = []      # (its scale, the figure measured, the other table's scale)
+    decode: list[tuple[float, float, float]] = []
     for rounds in range(1, max_rounds + 1):
         measured = measure(scales)
+        log.info("calibration round %d: prefill x%.3f, decode x%.3f -> TTFT p50 %.1f ms (published %s), %.2f tokens/s "
+                 "per user (published %s)", rounds, scales.prefill, scales.decode, measured["ttft_p50_ms"],
+                 figures.ttft_ms, measured["tokens_per_s_per_user_p50"], figures.tokens_per_s_per_user)
         ttft_ratio = figures.ttft_ms / measured["ttft_p50_ms"]
         speed_ratio = measured["tokens_per_s_per_user_p50"] / figures.tokens_per_s_per_user
         if abs(ttft_ratio - 1) <= tolerance and abs(speed_ratio - 1) <= tolerance:
             return Calibration(scales, measured, rounds)
-        scales = Scales(scales.prefill * _bounded(ttft_ratio), scales.decode * _bounded(speed_ratio))
+        error = max(abs(ttft_ratio - 1), abs(speed_ratio - 1))
+        if best is None or error < best[0]:
+            best = (error, Calibration(scales, measured, rounds, converged=False))
+        # a pair only brackets for the same other table: decoding faster brings the next requests in sooner, and
+        # their prefills queue (gb200 disagg live: 10.6 s at a decode scale of 0.07, 2.1 s at 0.27, same prefill)
+        prefill = [p for p in prefill if p[2] == scales.decode] + [(scales.prefill, measured["ttft_p50_ms"],
+                                                                     scales.decode)]
+        decode = [p for p in decode if p[2] == scales.prefill] + [(scales.decode, measured["tokens_per_s_per_user_p50"],
+                                                                   scales.prefill)]
+        scales = Scales(_next_scale(prefill, figures.ttft_ms, ttft_ratio) if abs(ttft_ratio - 1) > tolerance
+                        else scales.prefill,
+                        _next_scale(decode, figures.tokens_per_s_per_user, speed_ratio)
+                        if abs(speed_ratio - 1) > tolerance else scales.decode)
+    if not strict:      # the closest round: a starting point for another stage, or a figure at a queue's knee
+        return best[1]
     raise CalibrationError(
         f"the replay did not reach the published figures within {tolerance:.0%} in {max_rounds} rounds: last measured "
         f"TTFT p50 {measured['ttft_p50_ms']:.1f} ms (published {figures.ttft_ms}), "
         f"{measured['tokens_per_s_per_user_p50']:.2f} tokens/s per user (published {figures.tokens_per_s_per_user})")
 
 
-def replay_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Path, mocker_args: list[str], *,
-                   python: str, workers: int = 1, router_mode: str = "round_robin", speedup: float = 10.0) -> Measure:
+def replay_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Path, engines: Engines, *,
+                   python: str, speedup: float = 10.0) -> Measure:
     """``measure`` for ``calibrate``: the mocker's online replay of ``trace_path`` at the published concurrency,
     run by the runtime's interpreter, with a profile of the given scales."""
     repo_root = Path(__file__).resolve().parents[2]
@@ -79,9 +136,12 @@ def replay_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Pat
         with tempfile.TemporaryDirectory(prefix="mocker-calibration-") as work:
             profile = mocker_profile.write(Path(work) / "profile.npz", figures, trace, scales)
             request = Path(work) / "request.json"
+            with_profile = ["--planner-profile-data", str(profile)]
             request.write_text(json.dumps({
-                "mocker_args": ["--planner-profile-data", str(profile), *mocker_args], "trace": str(trace_path),
-                "concurrency": figures.concurrency, "workers": workers, "router_mode": router_mode,
+                "mocker_args": [*with_profile, *engines.args], "trace": str(trace_path),
+                "decode_args": [*with_profile, *engines.decode_args] if engines.decode_args else [],
+                "concurrency": figures.concurrency, "workers": engines.workers,
+                "decode_workers": engines.decode_workers, "router_mode": engines.router_mode,
                 "trace_block_tokens": mocker_profile.TRACE_BLOCK_TOKENS, "speedup": speedup}))
             done = subprocess.run([python, "-m", "kubesim.standins.mocker_replay", str(request)], cwd=repo_root,
                                   capture_output=True, text=True, timeout=600, check=False)
@@ -92,29 +152,49 @@ def replay_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Pat
     return measure
 
 
-def cache_key(figures: PublishedFigures, trace_path: Path, mocker_args: list[str], workers: int,
-              router_mode: str) -> str:
+def cache_key(figures: PublishedFigures, trace_path: Path, engines: Engines, live: bool) -> str:
     digest = hashlib.sha256(json.dumps({
         "version": VERSION, "figures": asdict(figures), "trace": hashlib.sha256(trace_path.read_bytes()).hexdigest(),
-        "mocker_args": mocker_args, "workers": workers, "router_mode": router_mode}, sort_keys=True).encode())
+        "engines": asdict(engines), "live": live}, sort_keys=True).encode())
     return digest.hexdigest()[:24]
 
 
-def calibrated_profile(figures: PublishedFigures, trace_path: Path, mocker_args: list[str], *, python: str,
-                       workers: int = 1, router_mode: str = "round_robin", cache_dir: Path = DEFAULT_CACHE,
-                       measure: Measure | None = None) -> Path:
-    """The calibrated profile (NPZ) for a worker that runs with ``mocker_args``, from the cache when it is there.
-    ``mocker_args`` are the engine's own (block size, batch, KV capacity...), not its addresses or model path."""
+def calibrated_profile(figures: PublishedFigures, trace_path: Path, engines: Engines, *, python: str,
+                       cache_dir: Path = DEFAULT_CACHE, measure: Measure | None = None,
+                       live: Measure | None = None) -> Path:
+    """The calibrated profile (NPZ) for a target whose workers run ``engines``, from the cache when it is there.
+    The replay (``measure``) finds the scales cheaply; ``live`` (the served runtime with a real client, see
+    ``mocker_live``), when given, corrects them for what the replay leaves out (the frontend, the client, this
+    machine's load) in a few more rounds."""
     trace_path = Path(trace_path)
     trace = TraceShape.from_file(trace_path)
-    key = cache_key(figures, trace_path, mocker_args, workers, router_mode)
+    key = cache_key(figures, trace_path, engines, live is not None)
     profile, record = Path(cache_dir) / f"{key}.npz", Path(cache_dir) / f"{key}.json"
     if profile.is_file() and record.is_file():
         return profile
-    measure = measure or replay_measure(figures, trace, trace_path, mocker_args, python=python, workers=workers,
-                                        router_mode=router_mode)
-    result = calibrate(figures, measure)
+    measure = measure or replay_measure(figures, trace, trace_path, engines, python=python)
+    # the replay only starts the live stage off when there is one (it cannot reach every target's figures: a
+    # disaggregated target's decode speed, which its aggregated stand-in pauses for prefills)
+    result = calibrate(figures, measure, strict=live is None)
+    stages = {"replay": {"scales": asdict(result.scales), "measured": result.measured, "rounds": result.rounds,
+                         "converged": result.converged}}
+    if live is not None:
+        start = result.scales
+        if engines.decode_args:
+            # the aggregated stand-in slows its decode table down to make up for the prefill pauses a
+            # disaggregated decode worker never has: start the live stage at the decode table as published
+            start = Scales(start.prefill, 1.0)
+        # Not strict: a target whose published TTFT sits at its queue's knee moves by a third between two runs at the
+        # same scales (gb200 disagg live: 948 ms at x0.204, 1,522 at x0.214, 1,051 at x0.211). It serves on its
+        # closest round, and the record says it did not converge.
+        result = calibrate(figures, live, start=start, max_rounds=LIVE_ROUNDS, tolerance=LIVE_TOLERANCE, strict=False)
+        stages["live"] = {"scales": asdict(result.scales), "measured": result.measured, "rounds": result.rounds,
+                          "converged": result.converged}
+        if not result.converged:
+            log.warning("calibration did not converge within %.0f%% in %d live rounds; serving on the closest: %s",
+                        LIVE_TOLERANCE * 100, LIVE_ROUNDS, result.measured)
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
     mocker_profile.write(profile, figures, trace, result.scales)
-    record.write_text(json.dumps({"figures": asdict(figures), "scales": asdict(result.scales),
-                                  "measured": result.measured, "rounds": result.rounds}, indent=2) + "\n")
+    record.write_text(json.dumps({"figures": asdict(figures), "engines": asdict(engines),
+                                  "scales": asdict(result.scales), "stages": stages}, indent=2) + "\n")
     return profile

@@ -100,7 +100,7 @@ def test_calibration_lands_the_mockers_online_replay_on_the_published_figures(ru
     worker = next(c for c in dynamo_operator.components(dgd) if c.type != "frontend")
     container = worker.template["spec"]["containers"][0]
     blocks = mocker_profile.kv_blocks(figures, trace, dynamo_runtime.block_size(container))
-    engine = dynamo_runtime.mocker_args(worker.type, container, 1.0, blocks)
+    engine = mocker_calibration.Engines(tuple(dynamo_runtime.mocker_args(worker.type, container, 1.0, blocks)))
     replay = mocker_calibration.replay_measure(figures, trace, TRACE, engine, python=dynamo_runtime.runtime_python())
     # the profile of one request alone, replayed at the published load: the mocker's own queueing and prefill
     # pauses put it well off the published figures, which is why calibration exists
@@ -110,7 +110,7 @@ def test_calibration_lands_the_mockers_online_replay_on_the_published_figures(ru
     profile = mocker_calibration.calibrated_profile(figures, TRACE, engine, python=dynamo_runtime.runtime_python(),
                                                     cache_dir=tmp_path)
     record = json.loads(profile.with_suffix(".json").read_text())
-    measured = record["measured"]
+    measured = record["stages"]["replay"]["measured"]
     assert measured["requests"] == 36
     assert abs(measured["ttft_p50_ms"] / figures.ttft_ms - 1) <= mocker_calibration.TOLERANCE, record
     assert abs(measured["tokens_per_s_per_user_p50"] / figures.tokens_per_s_per_user - 1) <= \

@@ -47,10 +47,12 @@ def test_a_calibrated_profile_is_written_once_and_then_read_from_the_cache(tmp_p
         calls.append(scales)
         return engine_under_load(scales)
 
-    args = ["--engine-type", "sglang", "--block-size", "64"]
-    first = mc.calibrated_profile(FIGURES, trace, args, python="unused", cache_dir=tmp_path / "cache", measure=measure)
+    engines = mc.Engines(("--engine-type", "sglang", "--block-size", "64"))
+    first = mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
+                                  measure=measure)
     rounds = len(calls)
-    again = mc.calibrated_profile(FIGURES, trace, args, python="unused", cache_dir=tmp_path / "cache", measure=measure)
+    again = mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
+                                  measure=measure)
     assert again == first and len(calls) == rounds                       # the cache answered
     record = json.loads(first.with_suffix(".json").read_text())
     with np.load(first) as npz:
@@ -58,6 +60,42 @@ def test_a_calibrated_profile_is_written_once_and_then_read_from_the_cache(tmp_p
         at = np.interp(shape.median_new_tokens, npz["prefill_isl"], npz["prefill_ttft_ms"])
     assert at == pytest.approx(mp.prefill_ms(FIGURES, shape, shape.median_new_tokens, record["scales"]["prefill"]))
     # anything the calibration depends on makes a new one
-    other = mc.calibrated_profile(FIGURES, trace, [*args, "--max-num-seqs", "8"], python="unused",
+    other = mc.calibrated_profile(FIGURES, trace, mc.Engines((*engines.args, "--max-num-seqs", "8")), python="unused",
                                   cache_dir=tmp_path / "cache", measure=measure)
     assert other != first and len(calls) > rounds
+
+
+def test_the_live_stage_starts_from_the_replays_scales_and_corrects_what_the_replay_left_out(tmp_path):
+    """The replay finds the scales; the served runtime measured with a real client (here: a live path that adds a
+    third to every TTFT, as 16 AIPerf workers on two cores did) moves them on from there."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"input_length": 4000 + i, "output_length": 400}) + "\n" for i in range(8)))
+    live_starts = []
+
+    def live(scales):
+        live_starts.append(scales)
+        measured = engine_under_load(scales)
+        return {**measured, "ttft_p50_ms": measured["ttft_p50_ms"] * 1.33}
+
+    profile = mc.calibrated_profile(FIGURES, trace, mc.Engines(("--engine-type", "vllm")), python="unused",
+                                    cache_dir=tmp_path, measure=engine_under_load, live=live)
+    record = json.loads(profile.with_suffix(".json").read_text())
+    replay, final = record["stages"]["replay"], record["stages"]["live"]
+    assert live_starts[0] == mp.Scales(**replay["scales"])            # no second search from scratch
+    assert final["measured"]["ttft_p50_ms"] == pytest.approx(FIGURES.ttft_ms, rel=mc.LIVE_TOLERANCE)
+    assert final["scales"]["prefill"] < replay["scales"]["prefill"]   # the live path's extra time taken out
+    assert record["scales"] == final["scales"]
+
+
+def test_a_figure_that_grows_faster_than_its_table_converges_instead_of_oscillating():
+    """Past a queue's knee the TTFT grows much faster than the prefill table (gb200 disagg served live: 835 ms at a
+    scale of 0.2, seconds at 0.32): stepping by the ratio alone jumps from one side to the other."""
+    figures = mp.PublishedFigures(ttft_ms=1335.2, tokens_per_s_per_user=58.77, concurrency=16)
+
+    def queueing(scales):
+        return {"ttft_p50_ms": 100 + 4000 * scales.prefill ** 3, "tokens_per_s_per_user_p50": 58.77,
+                "output_tokens_per_s": 500.0}
+
+    result = mc.calibrate(figures, queueing)
+    assert result.measured["ttft_p50_ms"] == pytest.approx(figures.ttft_ms, rel=mc.TOLERANCE)
+    assert result.rounds <= 5

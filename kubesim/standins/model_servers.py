@@ -1,0 +1,292 @@
+"""The model servers of the real backend: the real Dynamo runtime (ai-dynamo 1.5.1) on the serving pods' IPs.
+
+Each pod that serves runs, inside the cluster's network namespace and bound to the pod's IP, the process a
+real cluster's pod would run, with the arguments the collection rendered for it:
+
+* a DynamoGraphDeployment's frontend pod runs ``dynamo.frontend`` (its rendered router mode) on port 8000;
+* each of its worker pods runs a ``dynamo.mocker`` of the worker's engine, role, block size and batch, with
+  its request plane on the pod's IP and its system port (health, ``/metrics``) where the operator puts it;
+  a multinode worker's engine runs once per replica, on its first pod;
+* a standalone ``vllm serve`` pod runs a frontend on the container's port with the served model name and a
+  vLLM mocker beside it (one engine per pod, as ``vllm serve`` is).
+
+The processes of one workload find each other through Dynamo's file discovery backend (one directory per
+workload), so the frontend sees the workers of its own graph only. The timings come from the workload's
+calibrated profile (``profiles``), computed in the background the first time (a target the catalog publishes no
+figures for, such as standalone vLLM on B200, runs on the mocker's own timings); until a pod's process serves,
+the pod is annotated ``serving=starting`` and the kubelet stand-in keeps it unready (a real worker's startup
+probe fails until its engine answers).
+
+Faults act on these processes: ``frontend-speed`` restarts the mockers with a slower engine
+(``--speedup-ratio``: 0.5 makes every step take twice as long); ``frontend-errors`` stops every engine of the
+served workloads while it stands (killed workers): the real frontend then answers each request itself, with 503
+"not ready to serve requests yet" (the fault's ``status`` is the frontend's to choose here, and any rate above zero
+stops them all: a frontend routes around a partial loss).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..control_plane.netns import enter
+from . import dynamo_operator as op
+from . import dynamo_runtime as rt
+from .mocker_profile import ProfileError
+from .pod_env import command_words
+
+log = logging.getLogger("kubesim.standins.model_servers")
+
+SERVING = "kubesim.inferops.dev/serving"
+STARTING, UP = "starting", "up"
+# What the operator sets on worker pods: the system server (health for the probes, /metrics) on 9090, healthy
+# once the engine's generate endpoint is.
+WORKER_SYSTEM_PORT = 9090
+WORKER_SYSTEM_ENV = {"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_PORT": str(WORKER_SYSTEM_PORT),
+                     "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]'}
+VLLM_PORT = 8000
+
+
+def _ready(obj: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+def is_standalone_vllm(pod_spec: dict) -> bool:
+    words = [w for c in pod_spec.get("containers") or [] for w in command_words(c)]
+    return "vllm" in " ".join(words) and "serve" in words
+
+
+def _container_port(container: dict, default: int) -> int:
+    words = command_words(container)
+    for i, w in enumerate(words):
+        if w == "--port" and i + 1 < len(words) and words[i + 1].isdigit():
+            return int(words[i + 1])
+        if w.startswith("--port=") and w[7:].isdigit():
+            return int(w[7:])
+    return default
+
+
+@dataclass(frozen=True)
+class PodServer:
+    """The process one pod runs: which workload it belongs to, its role and the address it serves on."""
+
+    uid: str
+    pod: str                   # namespace/name
+    ip: str
+    workload: str              # the workload's uid (a standalone pod is its own workload)
+    role: str                  # frontend, or a worker type (worker, prefill, decode)
+    container: dict = field(compare=False, hash=False)
+    port: int = 0
+    # a standalone pod runs both a frontend and an engine
+    standalone: bool = False
+
+
+class ModelServers:
+    def __init__(self, kube, netns, state_dir: Path, faults: dict, profiles, *, model_path: str, hf_home: Path):
+        self.kube = kube
+        self.netns = netns
+        self.state_dir = state_dir
+        self.faults = faults
+        self.profiles = profiles            # workload -> profile path, or None while it is being made
+        self.model_path = model_path        # the rehearsal tokenizer snapshot every served name resolves to
+        self.hf_home = hf_home
+        self.graphs: dict[str, rt.ServedGraph] = {}       # workload uid -> its processes
+        self.servers: dict[str, PodServer] = {}           # pod uid -> what it runs
+        self._workloads: dict[str, dict] = {}
+
+    # ---------------------------------------------------------------- what serves
+    def serves(self, pod: dict) -> bool:
+        """Whether this stand-in runs the pod's process (the kubelet holds its readiness until it serves)."""
+        labels = pod["metadata"].get("labels") or {}
+        return op.DGD_LABEL in labels or is_standalone_vllm(pod.get("spec") or {})
+
+    def wanted(self) -> dict[str, PodServer]:
+        pods = [p for p in self.kube.list("v1", "Pod")
+                if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")
+                and (p.get("status") or {}).get("phase") == "Running"]
+        out: dict[str, PodServer] = {}
+        self._workloads = {}
+        dgds = {d["metadata"]["uid"]: d for d in self.kube.list("nvidia.com/v1beta1", "DynamoGraphDeployment")
+                if not d["metadata"].get("deletionTimestamp")}
+        by_component: dict[tuple[str, str], list[dict]] = {}
+        for p in pods:
+            m = p["metadata"]
+            owner = next((r["uid"] for r in m.get("ownerReferences") or [] if r.get("uid") in dgds), None)
+            if owner:
+                by_component.setdefault((owner, (m.get("labels") or {}).get(op.COMP_LABEL, "")), []).append(p)
+            elif is_standalone_vllm(p.get("spec") or {}):
+                container = p["spec"]["containers"][0]
+                self._workloads[m["uid"]] = self._standalone_workload(p)
+                out[m["uid"]] = PodServer(m["uid"], f'{m["namespace"]}/{m["name"]}', p["status"]["podIP"], m["uid"],
+                                          "worker", container, _container_port(container, VLLM_PORT), standalone=True)
+        for uid, dgd in dgds.items():
+            self._workloads[uid] = dgd
+            for comp in op.components(dgd):
+                mine = sorted(by_component.get((uid, comp.name), []), key=lambda p: p["metadata"]["name"])
+                if comp.type != "frontend" and comp.nodes > 1:
+                    mine = mine[::comp.nodes]      # the engine runs on each replica's first pod
+                for p in mine:
+                    m = p["metadata"]
+                    out[m["uid"]] = PodServer(m["uid"], f'{m["namespace"]}/{m["name"]}', p["status"]["podIP"], uid,
+                                              comp.type, p["spec"]["containers"][0],
+                                              op.FRONTEND_PORT if comp.type == "frontend" else WORKER_SYSTEM_PORT)
+        return out
+
+    def _standalone_workload(self, pod: dict) -> dict:
+        """The Deployment a standalone pod belongs to (its annotations hold the published figures)."""
+        ns = pod["metadata"]["namespace"]
+        for ref in pod["metadata"].get("ownerReferences") or []:
+            if ref.get("kind") == "ReplicaSet":
+                rs = self.kube.get("apps/v1", "ReplicaSet", ref["name"], ns) or {}
+                for r2 in rs.get("metadata", {}).get("ownerReferences") or []:
+                    if r2.get("kind") == "Deployment":
+                        return self.kube.get("apps/v1", "Deployment", r2["name"], ns) or pod
+        return pod
+
+    # ---------------------------------------------------------------- processes
+    def _fault_settings(self) -> tuple[float, bool]:
+        """(engine speed, engines down) from the fault table."""
+        speed = float((self.faults.get("frontend-speed") or {}).get("factor", 1.0))
+        down = float((self.faults.get("frontend-errors") or {}).get("rate", 0.0)) > 0
+        return speed, down
+
+    def _processes(self, server: PodServer, profile: Path, served: str) -> list[rt.RuntimeProcess]:
+        speed, down = self._fault_settings()
+        name = server.pod.replace("/", "_")
+        procs = []
+        if server.role == "frontend" or server.standalone:
+            fe = rt.frontend_process(f"{name}-frontend", "frontend", None if server.standalone else server.container,
+                                     http_host=server.ip, http_port=server.port,
+                                     router_mode="round-robin" if server.standalone else None)
+            procs.append(fe)
+        if server.role != "frontend" and not down:
+            env = {"DYN_TCP_RPC_HOST": server.ip, "DYN_SYSTEM_HOST": server.ip, **WORKER_SYSTEM_ENV}
+            try:
+                blocks = self.profiles.kv_blocks(self._workloads[server.workload], server.container)
+            except ProfileError:
+                blocks = None
+            procs.append(rt.mocker_process(f"{name}-engine", "worker", server.role, server.container,
+                                           model_path=self.model_path, served=served, profile_path=profile, env=env,
+                                           speedup=speed, kv_blocks=blocks))
+        return procs
+
+    def _graph(self, workload: str) -> rt.ServedGraph:
+        graph = self.graphs.get(workload)
+        if graph is None:
+            graph = self.graphs[workload] = rt.ServedGraph(
+                [], discovery_dir=self.state_dir / "discovery" / workload, log_dir=self.state_dir / "logs" / workload,
+                hf_home=self.hf_home, exec_prefix=self.netns.exec_prefix())
+        return graph
+
+    def reconcile(self) -> None:
+        wanted = self.wanted()
+        for uid in [u for u in self.servers if u not in wanted]:
+            self._stop(self.servers.pop(uid))
+        for uid, server in wanted.items():
+            try:
+                self._serve(uid, server)
+            except Exception:  # one pod's trouble (a profile, a spawn) must not stop the others' processes
+                log.exception("cannot serve %s", server.pod)
+        self._restart_exited()
+        self._report_serving(wanted)
+
+    def _serve(self, uid: str, server: PodServer) -> None:
+        from ..controllers import served_model_name
+
+        workload = self._workloads[server.workload]
+        served = served_model_name(workload)
+        profile = None
+        if server.role != "frontend":
+            try:
+                profile = self.profiles.get(workload, served)
+            except ProfileError:
+                pass                       # no published figures: the mocker's own timings
+            else:
+                if profile is None:
+                    return                 # calibrating: the pod stays starting
+        graph = self._graph(server.workload)
+        procs = self._processes(server, profile, served)
+        self._stop_others(graph, server, {p.name for p in procs})
+        for proc in procs:
+            running = next((p for p in graph.processes if p.name == proc.name), None)
+            if running is not None and running.argv != proc.argv:
+                graph.stop([proc.name])     # a fault changed how it runs
+            graph.processes = [p for p in graph.processes if p.name != proc.name] + [proc]
+            graph.start([proc.name])
+        self.servers[uid] = server
+
+    def _restart_exited(self) -> None:
+        """A process that died is started again, as the kubelet restarts a container (its log keeps the cause)."""
+        for graph in self.graphs.values():
+            for name, code in graph.exited().items():
+                log.warning("%s exited with %s; restarting: %s", name, code, graph.log_tail(name, 500))
+                graph.running.pop(name, None)
+                graph.start([name])
+
+    @staticmethod
+    def _stop_others(graph: rt.ServedGraph, server: PodServer, keep: set[str]) -> None:
+        """Stop the pod's processes that should not run now (its engine while frontend-errors stands)."""
+        prefix = server.pod.replace("/", "_") + "-"
+        names = [p.name for p in graph.processes if p.name.startswith(prefix) and p.name not in keep]
+        graph.stop(names)
+        graph.processes = [p for p in graph.processes if p.name not in names]
+
+    def _stop(self, server: PodServer) -> None:
+        graph = self.graphs.get(server.workload)
+        if graph is None:
+            return
+        self._stop_others(graph, server, set())
+        if not graph.processes:
+            self.graphs.pop(server.workload, None)
+            shutil.rmtree(graph.discovery_dir, ignore_errors=True)
+
+    # ---------------------------------------------------------------- readiness
+    def _report_serving(self, wanted: dict[str, PodServer]) -> None:
+        """Mark each pod ``up`` once its process answers its health endpoint (probed from inside the namespace)."""
+        pods = {p["metadata"]["uid"]: p for p in self.kube.list("v1", "Pod") if p["metadata"]["uid"] in wanted}
+        pending = {uid: s for uid, s in wanted.items()
+                   if ((pods.get(uid) or {}).get("metadata", {}).get("annotations") or {}).get(SERVING) != UP}
+        if not pending:
+            return
+        answered = self._probe({uid: self._health_url(s) for uid, s in pending.items()})
+        for uid in answered:
+            p = pods.get(uid)
+            if p is not None:
+                self.kube.patch("v1", "Pod", p["metadata"]["name"], {"metadata": {"annotations": {SERVING: UP}}},
+                                namespace=p["metadata"]["namespace"])
+
+    @staticmethod
+    def _health_url(server: PodServer) -> str:
+        if server.role == "frontend" or server.standalone:
+            return f"http://{server.ip}:{server.port}/health"
+        return f"http://{server.ip}:{WORKER_SYSTEM_PORT}/live"
+
+    def _probe(self, urls: dict[str, str]) -> list[str]:
+        answered: list[str] = []
+
+        def run() -> None:
+            enter(self.netns.path)
+            for uid, url in urls.items():
+                try:
+                    with urllib.request.urlopen(url, timeout=1.0) as r:
+                        if r.status == 200:
+                            answered.append(uid)
+                except (urllib.error.URLError, OSError, ValueError):
+                    continue
+
+        t = threading.Thread(target=run, name="model-server-probe", daemon=True)
+        t.start()
+        t.join()
+        return answered
+
+    def stop(self) -> None:
+        for graph in self.graphs.values():
+            graph.stop()
+        self.graphs.clear()
+        self.servers.clear()

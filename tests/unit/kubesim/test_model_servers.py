@@ -1,0 +1,169 @@
+"""Which process each serving pod runs on the real backend, and how faults change them (no process starts here)."""
+
+import uuid
+
+import pytest
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import render
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from kubesim.standins import dynamo_operator as op
+from kubesim.standins import model_servers as ms
+from kubesim.standins import served_profiles as sp
+from kubesim.standins.mocker_calibration import Engines
+
+TRACE = sp.REHEARSAL_TRACE
+
+
+class ListKube:
+    """The reads ModelServers makes, over a fixed list of objects."""
+
+    def __init__(self, objects):
+        self.objects = objects
+
+    def list(self, api_version, kind, namespace=None, label_selector=""):
+        return [o for o in self.objects if o["kind"] == kind]
+
+    def get(self, api_version, kind, name, namespace=None):
+        return next((o for o in self.objects if o["kind"] == kind and o["metadata"]["name"] == name), None)
+
+
+class NoProfiles:
+    def get(self, workload, served):
+        return None
+
+    def kv_blocks(self, workload, container):
+        return 100
+
+
+def _dgd(**request):
+    dgd = render.dynamo_graph_deployment(build_plan(request), "muse")
+    dgd["metadata"]["uid"] = str(uuid.uuid4())
+    return dgd
+
+
+def _pods(dgd, ready=True):
+    pods, n = [], 0
+    for comp in op.components(dgd):
+        for i in range(comp.pods_wanted):
+            n += 1
+            pods.append({"kind": "Pod", "metadata": {
+                "name": f"{dgd['metadata']['name']}-{comp.name.lower()}-{i}", "namespace": "muse",
+                "uid": str(uuid.uuid4()),
+                "labels": {op.DGD_LABEL: dgd["metadata"]["name"], op.TYPE_LABEL: comp.type, op.COMP_LABEL: comp.name},
+                "ownerReferences": [{"uid": dgd["metadata"]["uid"], "kind": "DynamoGraphDeployment"}]},
+                "spec": comp.template["spec"],
+                "status": {"phase": "Running" if ready else "Pending", "podIP": f"10.244.0.{n}" if ready else None}})
+    return pods
+
+
+def _servers(objects, faults=None):
+    return ms.ModelServers(ListKube(objects), None, None, {} if faults is None else faults, NoProfiles(), model_path="/snap",
+                           hf_home=None)
+
+
+def test_a_graphs_frontend_pod_and_each_worker_pod_run_their_own_process_on_the_pods_ip():
+    dgd = _dgd(sku="gb300", mode="kv-router")
+    pods = _pods(dgd)
+    servers = _servers([dgd, *pods])
+    wanted = servers.wanted()
+    roles = sorted(s.role for s in wanted.values())
+    assert roles == ["frontend", "worker", "worker"]
+    for pod in pods:
+        server = wanted[pod["metadata"]["uid"]]
+        assert server.ip == pod["status"]["podIP"] and server.workload == dgd["metadata"]["uid"]
+    frontend = next(s for s in wanted.values() if s.role == "frontend")
+    (fe,) = servers._processes(frontend, None, "m")
+    assert fe.argv[fe.argv.index("--http-host") + 1] == frontend.ip and "--router-mode" in fe.argv
+    worker = next(s for s in wanted.values() if s.role == "worker")
+    (engine,) = servers._processes(worker, "/p.npz", "m")
+    # the worker's request plane and system port (health, /metrics) on its pod's IP, where the operator puts them
+    assert engine.env["DYN_TCP_RPC_HOST"] == engine.env["DYN_SYSTEM_HOST"] == worker.ip
+    assert engine.env["DYN_SYSTEM_PORT"] == "9090" and engine.env["DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS"]
+
+
+def test_pods_not_yet_running_or_of_another_owner_run_nothing():
+    dgd = _dgd(sku="gb300", mode="agg")
+    stranger = _pods(_dgd(sku="gb200", mode="agg"))
+    assert _servers([dgd, *_pods(dgd, ready=False), *stranger]).wanted() == {}
+
+
+def test_disaggregated_workers_run_as_prefill_and_decode_engines():
+    dgd = _dgd(sku="gb300", mode="disagg")
+    servers = _servers([dgd, *_pods(dgd)])
+    engines = [servers._processes(s, "/p.npz", "m")[0] for s in servers.wanted().values() if s.role != "frontend"]
+    modes = sorted(e.argv[e.argv.index("--disaggregation-mode") + 1] for e in engines)
+    assert modes == ["decode", "prefill"]
+
+
+def test_a_standalone_vllm_pod_runs_a_frontend_on_the_vllm_port_and_a_vllm_engine():
+    plan = build_plan({"sku": "b200", "mode": "agg", "framework": "vllm", "speculative": "none"})
+    deployment = next(o for o in render.standalone_deployment(plan, "muse") if o["kind"] == "Deployment")
+    pod = {"kind": "Pod", "metadata": {"name": "vllm-0", "namespace": "muse", "uid": "u1", "labels": {}},
+           "spec": deployment["spec"]["template"]["spec"], "status": {"phase": "Running", "podIP": "10.244.0.9"}}
+    servers = _servers([deployment, pod])
+    (server,) = servers.wanted().values()
+    assert server.standalone and server.port == 8000
+    frontend, engine = servers._processes(server, "/p.npz", "m")
+    assert frontend.argv[frontend.argv.index("--http-port") + 1] == "8000"
+    assert engine.argv[engine.argv.index("--engine-type") + 1] == "vllm"
+    assert servers._health_url(server) == "http://10.244.0.9:8000/health"
+
+
+def test_a_slow_frontend_fault_slows_the_engines_and_an_errors_fault_stops_them():
+    dgd = _dgd(sku="gb300", mode="agg")
+    faults: dict = {}
+    servers = _servers([dgd, *_pods(dgd)], faults)
+    worker = next(s for s in servers.wanted().values() if s.role == "worker")
+    frontend = next(s for s in servers.wanted().values() if s.role == "frontend")
+    assert "--speedup-ratio" not in servers._processes(worker, "/p.npz", "m")[0].argv
+    faults["frontend-speed"] = {"factor": 0.5}
+    slow = servers._processes(worker, "/p.npz", "m")[0].argv
+    assert slow[slow.index("--speedup-ratio") + 1] == "0.5"
+    faults["frontend-errors"] = {"rate": 1.0, "status": 503}
+    assert servers._processes(worker, "/p.npz", "m") == []               # killed: the frontend answers alone
+    assert len(servers._processes(frontend, None, "m")) == 1
+
+
+@pytest.mark.parametrize(("mode", "expected"), [
+    ("agg", {"workers": 1, "decode_workers": 0, "router_mode": "round_robin"}),
+    ("kv-router", {"workers": 2, "decode_workers": 0, "router_mode": "kv_router"}),
+    ("disagg", {"workers": 1, "decode_workers": 1, "router_mode": "round_robin"}),
+])
+def test_a_graph_is_calibrated_with_the_engines_router_and_worker_counts_it_serves_with(mode, expected):
+    dgd = _dgd(sku="gb300", mode=mode)
+    profiles = sp.Profiles(TRACE, "/snap", None, tokenizer="t", cache_dir="/nonexistent")
+    engines = profiles.engines(dgd)
+    assert {k: getattr(engines, k) for k in expected} == expected
+    assert "--num-gpu-blocks-override" in engines.args
+    if mode == "disagg":
+        assert engines.args[engines.args.index("--disaggregation-mode") + 1] == "prefill"
+        assert engines.decode_args[engines.decode_args.index("--disaggregation-mode") + 1] == "decode"
+    assert isinstance(engines, Engines)
+
+
+def test_a_profile_is_made_once_in_the_background_and_a_failed_one_serves_uncalibrated(tmp_path):
+    import threading
+
+    release = threading.Event()
+    made = []
+
+    class Slow(sp.Profiles):
+        def make(self, workload, served):
+            made.append(workload["metadata"]["name"])
+            release.wait(5)
+            if workload["metadata"]["name"].endswith("gb200"):
+                raise RuntimeError("AIPerf failed")
+            return tmp_path / "made.npz"
+
+    profiles = Slow(TRACE, "/snap", None, tokenizer="t", cache_dir=tmp_path)
+    good, bad = _dgd(sku="gb300", mode="agg"), _dgd(sku="gb200", mode="agg")
+    assert profiles.get(good, "m") is None and profiles.get(good, "m") is None   # calibrating: pods stay starting
+    assert profiles.get(bad, "m") is None
+    release.set()
+    for t in list(profiles._running.values()):
+        t.join(5)
+    assert profiles.get(good, "m") == tmp_path / "made.npz"
+    fallback = profiles.get(bad, "m")
+    assert fallback.is_file() and "uncalibrated" in str(fallback)               # serves, off the published figures
+    assert sorted(made) == sorted([good["metadata"]["name"], bad["metadata"]["name"]])   # once each
+    assert "AIPerf failed" in next(iter(profiles.failed.values()))
