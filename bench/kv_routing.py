@@ -133,12 +133,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{REHEARSAL_TRACE.name} at concurrency {concurrency}, {args.runs} run(s) per router (medians)")
     print(f"{'router':<12} {'prefix hit':>10} {'TTFT p50 srv':>13} {'TTFT p50':>9} {'TTFT p90':>9} {'tok/s/user':>10}")
 
-    def fmt(v, spec):
-        return "n/a" if v is None else format(v, spec)
+    def fmt(v, spec, width, unit=""):
+        return ("n/a" if v is None else format(v, spec) + unit).rjust(width)
 
     for mode, r in rows.items():
-        print(f"{mode:<12} {fmt(r['hit'], '>10.1%')} {fmt(r['server_ttft'], '>11.1f} ms')} "
-              f"{fmt(r['ttft_p50'], '>6.1f} ms')} {fmt(r['ttft_p90'], '>6.1f} ms')} {fmt(r['tps_user'], '>10.1f')}")
+        print(f"{mode:<12} {fmt(r['hit'], '.1%', 10)} {fmt(r['server_ttft'], '.1f', 13, ' ms')} "
+              f"{fmt(r['ttft_p50'], '.1f', 9, ' ms')} {fmt(r['ttft_p90'], '.1f', 9, ' ms')} "
+              f"{fmt(r['tps_user'], '.1f', 10)}")
     kv, rr = rows["kv"], rows["round-robin"]
     if kv["ttft_p50"] and rr["ttft_p50"]:
         print(f"KV routing / round-robin: TTFT p50 x{kv['ttft_p50'] / rr['ttft_p50']:.2f}, "
