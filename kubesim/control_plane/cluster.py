@@ -36,6 +36,9 @@ KUBELET_PORT = 10250
 # The fake-node annotation kwok manages; nodes without it are left alone.
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 TEAM_NAMESPACE = "team-a"
+# KUBESIM_MODEL_SERVERS=dynamo: serving pods run the real Dynamo runtime (standins/model_servers.py) instead of our
+# simulated frontend; not the default yet (docs/dynamo-runtime.md: its figures under the test suite's load).
+MODEL_SERVERS_ENV = "KUBESIM_MODEL_SERVERS"
 TEAM_SERVICE_ACCOUNT = "deployer"
 TOKEN_SECONDS = 30 * 24 * 3600
 
@@ -389,6 +392,7 @@ class StandIns:
         self.kube = None
 
     def start(self, api_client, ns: netns.Netns, config: RealConfig) -> None:
+        from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
         from ..standins.model_servers import ModelServers
@@ -400,13 +404,16 @@ class StandIns:
         kube = self.kube = Kube(api_client, "kubesim-standins")
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
-        profiles = rehearsal_profiles()
-        self.model_servers = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
-                                      model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME)
+        runtime = None
+        if os.environ.get(MODEL_SERVERS_ENV) == "dynamo":
+            profiles = rehearsal_profiles()
+            runtime = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
+                                   model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME)
+        self.model_servers = runtime or Frontends(kube, ns.path, self.faults, config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
-                                    image_pull_seconds=config.image_pull_seconds, model_servers=self.model_servers),
+                                    image_pull_seconds=config.image_pull_seconds, model_servers=runtime),
                             self.model_servers]
         for api_version, kind in self.WATCHED:
             threading.Thread(target=kube.watch, args=(api_version, kind, self.wake.set, self._stop),
