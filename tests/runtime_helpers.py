@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 import time
 import urllib.request
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from kubesim.control_plane.netns import enter
+from kubesim.control_plane.netns import call_inside
 from kubesim.standins import dynamo_runtime, mocker_profile
 from kubesim.tokenizer import installed_snapshot
 
@@ -49,21 +48,7 @@ def loopback_netns():
 
 def inside(ns: str, fn, *args):
     """Run ``fn(*args)`` on a thread that entered ``ns`` (its sockets live there); return or raise its result."""
-    out: dict = {}
-
-    def run():
-        try:
-            enter(f"/run/netns/{ns}")
-            out["value"] = fn(*args)
-        except BaseException as exc:  # handed to the caller
-            out["error"] = exc
-
-    t = threading.Thread(target=run)
-    t.start()
-    t.join()
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
+    return call_inside(f"/run/netns/{ns}", fn, *args)
 
 
 def serve(dgd: dict, ns: str, snapshot: Path, tmp_path: Path) -> dynamo_runtime.ServedGraph:

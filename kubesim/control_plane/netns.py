@@ -129,3 +129,24 @@ def enter(ns_path: str) -> None:
             raise OSError(err, f"setns({ns_path}): {os.strerror(err)}")
     finally:
         os.close(fd)
+
+
+def call_inside(ns_path: str, fn, *args):
+    """``fn(*args)`` on a thread that entered the namespace (its sockets live there); its result, or its exception."""
+    import threading
+
+    out: dict = {}
+
+    def run():
+        try:
+            enter(ns_path)
+            out["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller
+            out["error"] = exc
+
+    t = threading.Thread(target=run, name="netns-call", daemon=True)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

@@ -14,6 +14,7 @@ import logging
 from ..controllers import frontend_profile, served_model_name
 from ..frontend import Frontend
 from . import dynamo_operator as op
+from .model_servers import deployment_of
 
 log = logging.getLogger("kubesim.standins.frontends")
 
@@ -49,15 +50,13 @@ class Frontends:
                 if (p["metadata"]["namespace"] == m["namespace"] and labels.get(op.DGD_LABEL) == m["name"]
                         and labels.get(op.TYPE_LABEL) == "frontend"):
                     out[(f'{m["namespace"]}/{p["metadata"]["name"]}', p["status"]["podIP"], op.FRONTEND_PORT)] = dgd
-        deployments = {(d["metadata"]["namespace"], d["metadata"]["name"]): d
-                       for d in self.kube.list("apps/v1", "Deployment")}
         for svc in self.kube.list("v1", "Service"):
             sel = (svc.get("spec") or {}).get("selector") or {}
             ns = svc["metadata"]["namespace"]
             for p in pods:
                 if p["metadata"]["namespace"] != ns or not _selects(sel, p["metadata"].get("labels") or {}):
                     continue
-                owner = self._deployment_of(p, deployments)
+                owner = deployment_of(self.kube, p)
                 if owner is None:
                     continue
                 for port in (svc.get("spec") or {}).get("ports") or []:
@@ -65,16 +64,6 @@ class Frontends:
                     if isinstance(target, int):
                         out[(f'{ns}/{p["metadata"]["name"]}', p["status"]["podIP"], target)] = owner
         return out
-
-    def _deployment_of(self, pod: dict, deployments: dict) -> dict | None:
-        ns = pod["metadata"]["namespace"]
-        for ref in pod["metadata"].get("ownerReferences") or []:
-            if ref.get("kind") == "ReplicaSet":
-                rs = self.kube.get("apps/v1", "ReplicaSet", ref["name"], ns) or {}
-                for r2 in rs.get("metadata", {}).get("ownerReferences") or []:
-                    if r2.get("kind") == "Deployment":
-                        return deployments.get((ns, r2["name"]))
-        return None
 
     def reconcile(self) -> None:
         wanted = self.wanted()

@@ -17,12 +17,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from ..control_plane.netns import enter
+from ..control_plane.netns import call_inside
 from . import dynamo_runtime as rt
 from . import mocker_profile
 from .mocker_profile import PublishedFigures, Scales, TraceShape
@@ -57,24 +56,6 @@ def medians(summary: dict) -> dict:
             "output_tokens_per_s": float(summary["output_token_throughput"]["avg"])}
 
 
-def _in_netns(ns: str, fn, *args):
-    out: dict = {}
-
-    def run():
-        try:
-            enter(f"/run/netns/{ns}")
-            out["value"] = fn(*args)
-        except BaseException as exc:  # handed to the caller
-            out["error"] = exc
-
-    t = threading.Thread(target=run, name=f"live-{ns}", daemon=True)
-    t.start()
-    t.join()
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
-
-
 def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenizer: str, workers: int, hf_home: Path,
                      concurrency: int, request_count: int, metrics_ports: tuple[int, ...] = (),
                      timeout_s: float = 600.0) -> tuple[dict, dict[int, str]]:
@@ -91,7 +72,7 @@ def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenize
             graph = rt.ServedGraph(processes, discovery_dir=work / "discovery", log_dir=work / "logs",
                                    hf_home=hf_home, exec_prefix=["ip", "netns", "exec", ns])
             graph.start()
-            _in_netns(ns, rt.wait_serving, f"http://127.0.0.1:{PORT}", served, workers, 120.0, graph)
+            call_inside(f"/run/netns/{ns}", rt.wait_serving, f"http://127.0.0.1:{PORT}", served, workers, 120.0, graph)
             env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
             done = subprocess.run(["ip", "netns", "exec", ns, aiperf_binary(),
                                    *aiperf_args(served, tokenizer, trace_path, concurrency, request_count,
@@ -101,7 +82,7 @@ def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenize
             if done.returncode != 0 or not summary_path.is_file():
                 raise RuntimeError(f"AIPerf against the served target failed (exit {done.returncode}): "
                                    f"{(done.stdout + done.stderr)[-2000:]}")
-            metrics = {port: _in_netns(ns, _read_metrics, port) for port in metrics_ports}
+            metrics = {port: call_inside(f"/run/netns/{ns}", _read_metrics, port) for port in metrics_ports}
             return json.loads(summary_path.read_text()), metrics
         finally:
             if graph is not None:

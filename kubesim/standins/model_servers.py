@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import logging
 import shutil
-import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..control_plane.netns import enter
+from ..control_plane.netns import call_inside
 from . import dynamo_operator as op
 from . import dynamo_runtime as rt
 from .mocker_profile import ProfileError
@@ -70,6 +69,18 @@ def _container_port(container: dict, default: int) -> int:
         if w.startswith("--port=") and w[7:].isdigit():
             return int(w[7:])
     return default
+
+
+def deployment_of(kube, pod: dict) -> dict | None:
+    """The Deployment that owns ``pod`` through its ReplicaSet, as the API server has it."""
+    ns = pod["metadata"]["namespace"]
+    for ref in pod["metadata"].get("ownerReferences") or []:
+        if ref.get("kind") == "ReplicaSet":
+            rs = kube.get("apps/v1", "ReplicaSet", ref["name"], ns) or {}
+            for r2 in rs.get("metadata", {}).get("ownerReferences") or []:
+                if r2.get("kind") == "Deployment":
+                    return kube.get("apps/v1", "Deployment", r2["name"], ns)
+    return None
 
 
 @dataclass(frozen=True)
@@ -140,14 +151,7 @@ class ModelServers:
 
     def _standalone_workload(self, pod: dict) -> dict:
         """The Deployment a standalone pod belongs to (its annotations hold the published figures)."""
-        ns = pod["metadata"]["namespace"]
-        for ref in pod["metadata"].get("ownerReferences") or []:
-            if ref.get("kind") == "ReplicaSet":
-                rs = self.kube.get("apps/v1", "ReplicaSet", ref["name"], ns) or {}
-                for r2 in rs.get("metadata", {}).get("ownerReferences") or []:
-                    if r2.get("kind") == "Deployment":
-                        return self.kube.get("apps/v1", "Deployment", r2["name"], ns) or pod
-        return pod
+        return deployment_of(self.kube, pod) or pod
 
     # ---------------------------------------------------------------- processes
     def _fault_settings(self) -> tuple[float, bool]:
@@ -268,10 +272,8 @@ class ModelServers:
         return f"http://{server.ip}:{WORKER_SYSTEM_PORT}/live"
 
     def _probe(self, urls: dict[str, str]) -> list[str]:
-        answered: list[str] = []
-
-        def run() -> None:
-            enter(self.netns.path)
+        def probe_all() -> list[str]:
+            answered = []
             for uid, url in urls.items():
                 try:
                     with urllib.request.urlopen(url, timeout=1.0) as r:
@@ -279,11 +281,9 @@ class ModelServers:
                             answered.append(uid)
                 except (urllib.error.URLError, OSError, ValueError):
                     continue
+            return answered
 
-        t = threading.Thread(target=run, name="model-server-probe", daemon=True)
-        t.start()
-        t.join()
-        return answered
+        return call_inside(self.netns.path, probe_all)
 
     def stop(self) -> None:
         for graph in self.graphs.values():
