@@ -30,6 +30,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="first pull of an engine image on a node (utility images pull at once)")
     p.add_argument("--trace-seconds", type=float, default=0.0, help="the benchmark trace staging Job's fetch")
     p.add_argument("--speed-factor", type=float, default=1.0)
+    p.add_argument("--prometheus", type=float, default=0.0, metavar="SECONDS",
+                   help="real backend: run a real Prometheus in each cluster (built by make control-plane), scraping "
+                        "what the PodMonitors select and evaluating the PrometheusRules every SECONDS")
     p.add_argument("--backend", choices=api.BACKENDS, default="kubesim",
                    help="kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers, kwok)")
 
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_real(a.clusters, a.state_dir, RealConfig(
             nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
             monitoring_crds=a.monitoring_crds, ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
-            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds))
+            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds, prometheus_interval=a.prometheus))
     if a.cmd == "_daemon":
         from .daemon import run_daemon
 
@@ -77,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                            runnable_images=a.runnable_images,
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                            speed_factor=a.speed_factor, backend=a.backend,
-                           image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds)
+                           image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds,
+                           prometheus=a.prometheus)
         except (RuntimeError, TimeoutError) as exc:
             print(f"kubesim: {exc}", file=sys.stderr)
             return 1
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{cs.backend} backend pid {cs.pid}{took}; kubeconfig {cs.kubeconfig}")
         for c, ci in zip(cs, info["clusters"], strict=True):
             extra = f" (namespace-scoped: {c.team_context}, {ci['start_seconds']} s)" if c.team_context else ""
-            print(f"  {c.context}: {c.base_url}{extra}")
+            print(f"  {c.context}: {c.base_url}{extra}" + (f"; Prometheus {c.prometheus_url}" if c.prometheus_url else ""))
         return 0
     if a.cmd == "stop":
         print("kubesim stopped" if api.stop(a.state_dir) else "kubesim was not running")

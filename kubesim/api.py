@@ -76,6 +76,8 @@ class Cluster:
     control_port: int
     server: str = ""
     team_context: str = ""
+    # the in-cluster Prometheus (real backend started with prometheus=...), reachable from this host
+    prometheus_url: str = ""
 
     @property
     def base_url(self) -> str:
@@ -129,7 +131,7 @@ class ClusterSet:
         self.backend: str = info.get("backend", "kubesim")
         self.clusters = [Cluster(c["index"], c["context"], c["port"], info["kubeconfig"], info["control_port"],
                                  server=c.get("base_url", "") if self.backend != "kubesim" else "",
-                                 team_context=c.get("team_context", ""))
+                                 team_context=c.get("team_context", ""), prometheus_url=c.get("prometheus_url", ""))
                          for c in info["clusters"]]
 
     def __getitem__(self, i: int) -> Cluster:
@@ -234,12 +236,17 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
           crd_dir: str | None = None, monitoring_crds: bool = True, state_dir: str | Path = DEFAULT_STATE_DIR,
           runnable_images: str | None = None, download_seconds: float = 3.0, ready_seconds: float = 2.0,
           image_pull_seconds: float = 0.0, trace_seconds: float = 0.0,
-          speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None) -> ClusterSet:
+          speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None,
+          prometheus: float = 0.0) -> ClusterSet:
     """Start ``clusters`` rehearsal clusters in one background daemon; returns once all answer.
 
-    ``backend="real"`` starts real control planes (kubesim.control_plane) instead of kubesim."""
+    ``backend="real"`` starts real control planes (kubesim.control_plane) instead of kubesim; ``prometheus``
+    (seconds, real backend only) runs a real Prometheus in each, scraping and evaluating rules at that interval."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of: {', '.join(BACKENDS)}")
+    if prometheus and (backend != "real" or not monitoring_crds):
+        raise ValueError("a Prometheus runs in real-backend clusters with the monitoring CRDs only "
+                         "(--backend real, without --no-monitoring-crds)")
     if backend == "real":
         from .control_plane import build
 
@@ -255,6 +262,8 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
             "--download-seconds", str(download_seconds), "--ready-seconds", str(ready_seconds),
             "--image-pull-seconds", str(image_pull_seconds), "--trace-seconds", str(trace_seconds),
             "--speed-factor", str(speed_factor)]
+    if prometheus:
+        argv += ["--prometheus", str(prometheus)]
     if nodes:
         argv += ["--nodes", nodes]
     if not rdma:

@@ -24,6 +24,7 @@ import yaml
 
 from .. import platform_crds
 from ..cluster import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
+from ..standins import prometheus
 from ..standins.dynamo_operator import compute_domain_slice
 from . import build, netns, pki
 
@@ -56,6 +57,8 @@ class RealConfig:
     speed_factor: float = 1.0
     image_pull_seconds: float = 0.0
     trace_seconds: float = 0.0
+    # a real Prometheus in the cluster (standins/prometheus.py), scraping every this many seconds; 0: none
+    prometheus_interval: float = 0.0
     extra: dict = field(default_factory=dict)
 
 
@@ -220,10 +223,58 @@ class RealCluster:
             "--tls-cert-file", p.path("kubelet.crt"), "--tls-private-key-file", p.path("kubelet.key"),
             "--node-lease-duration-seconds", "40"])
         self.bootstrap()
-        self.standins.start(self.client(), self.ns, self.config)
+        self.standins.start(self.client(), self.ns, self.config, self._prometheus_sd())
+        if self.config.prometheus_interval:
+            self._start_prometheus()
         self._wait_platform_ready()
         self.started_s = time.monotonic() - t0
         log.info("%s: real control plane ready at %s in %.1f s", self.name, self.server, self.started_s)
+
+    # ------------------------------------------------------------------ Prometheus
+    @property
+    def prometheus_url(self) -> str:
+        return f"http://{self.ns.ns_ip}:{prometheus.PORT}" if self.config.prometheus_interval else ""
+
+    def _prometheus_sd(self) -> dict | None:
+        """How the in-cluster Prometheus reaches the API server: its ServiceAccount's token and the cluster CA, as a
+        Prometheus pod reads them from its mounted token."""
+        if not self.config.prometheus_interval:
+            return None
+        from kubernetes.dynamic import DynamicClient
+
+        assert self.pki
+        dyn = DynamicClient(self.client())
+        for obj in yaml.safe_load_all((HERE / "platform-monitoring.yaml").read_text()):
+            if obj:
+                _apply(dyn, obj)
+        token = self.dir / "prometheus" / "token"
+        token.parent.mkdir(parents=True, exist_ok=True)
+        token.write_text(self._token(prometheus.SERVICE_ACCOUNT, prometheus.NAMESPACE))
+        os.chmod(token, 0o600)
+        return {"api_server": f"https://127.0.0.1:{API_PORT}", "tls_config": {"ca_file": self.pki.ca},
+                "authorization": {"credentials_file": str(token)}}
+
+    def _start_prometheus(self) -> None:
+        binary = build.prometheus_binaries()["prometheus"]
+        if not binary.exists():
+            raise RuntimeError(f"{self.name}: no Prometheus in {binary.parent}: run `make control-plane`")
+        d = self.dir / "prometheus"
+        self._spawn("prometheus", [
+            str(binary), "--config.file", str(d / "prometheus.yml"), "--storage.tsdb.path", str(d / "data"),
+            "--web.listen-address", f"{self.ns.ns_ip}:{prometheus.PORT}", "--web.enable-lifecycle",
+            "--storage.tsdb.retention.time", "1d", "--log.level", "warn"])
+        deadline = time.time() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self.prometheus_url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if not self.procs.running("prometheus") or time.time() > deadline:
+                tail = (self.dir / "logs" / "prometheus.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{self.name}: Prometheus did not become ready:\n{tail}")
+            time.sleep(0.25)
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         self.procs.spawn(name, [*self.ns.exec_prefix(), *argv], self.dir / "logs" / f"{name}.log")
@@ -289,7 +340,7 @@ class RealCluster:
             if obj:
                 _apply(dyn, obj)
         self._wait_crds_established(dyn)
-        self.team_token = self._team_token()
+        self.team_token = self._token(TEAM_SERVICE_ACCOUNT, TEAM_NAMESPACE)
 
     def _crd_files(self) -> list[str]:
         return [str(p) for p in platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)]
@@ -318,13 +369,13 @@ class RealCluster:
             time.sleep(0.2)
         raise TimeoutError(f"{self.name}: the Dynamo operator Deployment did not become available in {timeout:.0f} s")
 
-    def _team_token(self) -> str:
+    def _token(self, service_account: str, namespace: str) -> str:
         from kubernetes import client
 
         core = client.CoreV1Api(self.client())
         req = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(
             audiences=[], expiration_seconds=TOKEN_SECONDS))
-        resp = core.create_namespaced_service_account_token(TEAM_SERVICE_ACCOUNT, TEAM_NAMESPACE, req)
+        resp = core.create_namespaced_service_account_token(service_account, namespace, req)
         return resp.status.token
 
     # ------------------------------------------------------------------ faults
@@ -362,6 +413,7 @@ class RealCluster:
                 "team_namespace": TEAM_NAMESPACE, "base_url": self.server, "port": API_PORT,
                 "netns": self.ns.name, "host_ip": self.ns.host_ip, "ns_ip": self.ns.ns_ip,
                 "api_up": self.readyz(), "start_seconds": round(self.started_s, 1),
+                "prometheus_url": self.prometheus_url,
                 "faults": json.loads(json.dumps(self.standins.faults))}
 
 
@@ -391,7 +443,7 @@ class StandIns:
         self.model_servers = None
         self.kube = None
 
-    def start(self, api_client, ns: netns.Netns, config: RealConfig) -> None:
+    def start(self, api_client, ns: netns.Netns, config: RealConfig, prometheus_sd: dict | None = None) -> None:
         from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
@@ -415,7 +467,13 @@ class StandIns:
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
                                     image_pull_seconds=config.image_pull_seconds, model_servers=runtime),
                             self.model_servers]
-        for api_version, kind in self.WATCHED:
+        watched = list(self.WATCHED)
+        if prometheus_sd is not None:
+            self.reconcilers.append(prometheus.PrometheusOperator(
+                kube, self.state_dir / "prometheus", prometheus_sd, f"http://{ns.ns_ip}:{prometheus.PORT}",
+                config.prometheus_interval))
+            watched += [(prometheus.MONITORING_API, "PodMonitor"), (prometheus.MONITORING_API, "PrometheusRule")]
+        for api_version, kind in watched:
             threading.Thread(target=kube.watch, args=(api_version, kind, self.wake.set, self._stop),
                              name=f"watch-{kind}-{self.name}", daemon=True).start()
         self._thread = threading.Thread(target=self._loop, name=f"standins-{self.name}", daemon=True)

@@ -39,6 +39,14 @@ SURGE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-surge"
 UNAVAILABLE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-unavailable"
 FRONTEND_PORT = 8000
 WORKER_TYPES = ("worker", "prefill", "decode")
+# Metrics as the operator wires them: every pod of a DGD is labelled for its PodMonitors unless the DGD is annotated
+# ``nvidia.com/enable-metrics: "false"``; the frontend serves /metrics on its ``http`` port, a worker on its
+# ``system`` port (the system server that also answers the health probes).
+METRICS_LABEL = "nvidia.com/metrics-enabled"
+METRICS_ANNOTATION = "nvidia.com/enable-metrics"
+WORKER_SYSTEM_PORT = 9090
+METRICS_PORTS = {"frontend": ("http", FRONTEND_PORT), "worker": ("system", WORKER_SYSTEM_PORT)}
+POD_MONITOR_API = "monitoring.coreos.com/v1"
 
 
 def _hash(obj) -> str:
@@ -229,7 +237,7 @@ def reconcile(dgd: dict, pods: list[PodView], now: str) -> Plan:
     for comp in comps:
         mine = [p for p in pods if p.component == comp.name]
         creates, deletes = plan_component(dgd, comp, revs[comp.name], mine)
-        labels = {DGD_LABEL: name, TYPE_LABEL: comp.type, COMP_LABEL: comp.name}
+        labels = {DGD_LABEL: name, TYPE_LABEL: comp.type, COMP_LABEL: comp.name, **metrics_label(dgd)}
         for _ in range(creates):
             plan.create.append({"component": comp.name, "template": comp.template, "labels": labels,
                                 "annotations": {REVISION_ANNOTATION: revs[comp.name]},
@@ -293,6 +301,44 @@ def reconcile(dgd: dict, pods: list[PodView], now: str) -> Plan:
     if any(c.type == "frontend" for c in comps):
         plan.frontend_service = frontend_service(dgd)
     return plan
+
+
+def metrics_label(dgd: dict) -> dict:
+    """The label the operator's PodMonitors select, on every pod of a DGD whose metrics are not turned off."""
+    ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    return {} if str(ann.get(METRICS_ANNOTATION, "")).lower() == "false" else {METRICS_LABEL: "true"}
+
+
+def with_metrics_port(pod_spec: dict, component_type: str) -> dict:
+    """``pod_spec`` with its component's metrics port declared on the main container (what a PodMonitor's
+    ``port`` names), unless the template already declares a port of that name."""
+    name, number = METRICS_PORTS["frontend" if component_type == "frontend" else "worker"]
+    spec = copy.deepcopy(pod_spec)
+    containers = spec.get("containers") or []
+    if containers and not any(p.get("name") == name for c in containers for p in c.get("ports") or []):
+        containers[0].setdefault("ports", []).append({"name": name, "containerPort": number, "protocol": "TCP"})
+    return spec
+
+
+def pod_monitors(namespace: str, owners: list[dict]) -> list[dict]:
+    """The two PodMonitors the operator keeps in a namespace with DGDs, when the prometheus-operator's CRDs are
+    served: ``dynamo-frontend`` (frontend pods, port ``http``) and ``dynamo-worker`` (worker, prefill and decode
+    pods, port ``system``). Owned by every DGD there, so they go with the last one."""
+    refs = [{"apiVersion": d["apiVersion"], "kind": d["kind"], "name": d["metadata"]["name"],
+             "uid": d["metadata"]["uid"]} for d in owners]
+    out = []
+    for name, types, port in (("dynamo-frontend", ["frontend"], METRICS_PORTS["frontend"][0]),
+                              ("dynamo-worker", list(WORKER_TYPES), METRICS_PORTS["worker"][0])):
+        out.append({
+            "apiVersion": POD_MONITOR_API, "kind": "PodMonitor",
+            "metadata": {"name": name, "namespace": namespace, "ownerReferences": refs,
+                         "labels": {"app.kubernetes.io/managed-by": "dynamo-operator"}},
+            "spec": {"selector": {"matchLabels": {METRICS_LABEL: "true"},
+                                  "matchExpressions": [{"key": TYPE_LABEL, "operator": "In", "values": types}]},
+                     "namespaceSelector": {"matchNames": [namespace]},
+                     "podMetricsEndpoints": [{"port": port, "path": "/metrics"}]},
+        })
+    return out
 
 
 def frontend_service(dgd: dict) -> dict:

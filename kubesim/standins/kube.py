@@ -78,6 +78,16 @@ class Kube:
             self._pass_lists[key] = doc.get("items") or []
         return self._pass_lists[key]
 
+    def served(self, api_version: str, kind: str) -> bool:
+        """Whether the API server serves ``kind`` (a CRD that is installed)."""
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        try:
+            self._res(api_version, kind)
+        except ResourceNotFoundError:
+            return False
+        return True
+
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict | None:
         return self._get_json(self._res(api_version, kind).path(name=name, namespace=namespace))
 

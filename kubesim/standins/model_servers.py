@@ -45,7 +45,7 @@ SERVING = "kubesim.inferops.dev/serving"
 STARTING, UP = "starting", "up"
 # What the operator sets on worker pods: the system server (health for the probes, /metrics) on 9090, healthy
 # once the engine's generate endpoint is.
-WORKER_SYSTEM_PORT = 9090
+WORKER_SYSTEM_PORT = op.WORKER_SYSTEM_PORT
 WORKER_SYSTEM_ENV = {"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_PORT": str(WORKER_SYSTEM_PORT),
                      "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]'}
 VLLM_PORT = 8000

@@ -44,15 +44,42 @@ class DynamoOperator:
         self.kube = kube
         self.worker_ready_ms = worker_ready_ms
         self.frontend_ready_ms = frontend_ready_ms
+        self.monitoring: bool | None = None     # whether the PodMonitor kind is served (read once)
 
     def reconcile(self) -> None:
         pods_by_owner: dict[str, list[dict]] = {}
         for p in self.kube.list("v1", "Pod", label_selector=op.DGD_LABEL):
             for ref in p["metadata"].get("ownerReferences") or []:
                 pods_by_owner.setdefault(ref.get("uid"), []).append(p)
-        for dgd in self.kube.list(*DGD_API):
+        dgds = self.kube.list(*DGD_API)
+        for dgd in dgds:
             self._reconcile_one(dgd, pods_by_owner.get(dgd["metadata"]["uid"], []))
+        self._pod_monitors(dgds)
         self._compute_domains()
+
+    def _pod_monitors(self, dgds: list[dict]) -> None:
+        """The operator's PodMonitors in every namespace with a DGD whose metrics are on, when the cluster serves
+        the prometheus-operator's CRDs (the operator checks for them; without them it creates none)."""
+        if self.monitoring is None:
+            self.monitoring = self.kube.served(op.POD_MONITOR_API, "PodMonitor")
+        if not self.monitoring:
+            return
+        by_ns: dict[str, list[dict]] = {}
+        for d in dgds:
+            if op.metrics_label(d) and not d["metadata"].get("deletionTimestamp"):
+                by_ns.setdefault(d["metadata"]["namespace"], []).append(d)
+        existing = {(m["metadata"]["namespace"], m["metadata"]["name"]): m
+                    for m in self.kube.list(op.POD_MONITOR_API, "PodMonitor")} if by_ns else {}
+        for ns, owners in by_ns.items():
+            for monitor in op.pod_monitors(ns, owners):
+                have = existing.get((ns, monitor["metadata"]["name"]))
+                if have is None:
+                    self.kube.create(monitor)
+                elif {r["uid"] for r in have["metadata"].get("ownerReferences") or []} != \
+                        {r["uid"] for r in monitor["metadata"]["ownerReferences"]}:
+                    self.kube.patch(op.POD_MONITOR_API, "PodMonitor", monitor["metadata"]["name"],
+                                    {"metadata": {"ownerReferences": monitor["metadata"]["ownerReferences"]}},
+                                    namespace=ns)
 
     def _reconcile_one(self, dgd: dict, pods: list[dict]) -> None:
         m = dgd["metadata"]
@@ -75,7 +102,7 @@ class DynamoOperator:
                              "ownerReferences": [{"apiVersion": dgd["apiVersion"], "kind": dgd["kind"],
                                                   "name": m["name"], "uid": m["uid"], "controller": True,
                                                   "blockOwnerDeletion": True}]},
-                "spec": {"restartPolicy": "Always", **comp.template.get("spec", {})},
+                "spec": {"restartPolicy": "Always", **op.with_metrics_port(comp.template.get("spec", {}), comp.type)},
             })
         if plan.status != dgd.get("status"):
             self.kube.patch(*DGD_API, m["name"], {"status": plan.status}, namespace=m["namespace"],

@@ -37,11 +37,18 @@ VLLM_TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
 VLLM_ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
                     40.0, 80.0)
 
-# (name, long window, short window, burn rate, for, severity) for a 30-day period (Google SRE workbook).
+# (name, long window, short window, burn rate, burn rate of a median objective, for, severity) for a 30-day period.
+# The burn rates are the Google SRE workbook's (2% of the budget in an hour pages, 5% in six hours opens a ticket);
+# they assume a budget of a few percent. An objective derived from a published median has a budget of half the
+# requests, where 14.4x and 6x cannot be reached: it pages when three requests in four are over the objective (the
+# fastest quarter too: the whole distribution moved, not its queueing tail) and opens a ticket when half are (the
+# median is over it: the benchmark's gate would fail).
 BURN_WINDOWS_30D = (
-    ("FastBurn", 3600, 300, 14.4, 120, "critical"),
-    ("SlowBurn", 21600, 1800, 6.0, 900, "warning"),
+    ("FastBurn", 3600, 300, 14.4, 1.5, 120, "critical"),
+    ("SlowBurn", 21600, 1800, 6.0, 1.0, 900, "warning"),
 )
+# The share of requests a latency objective derived from a published median holds for: the median's.
+MEDIAN_TARGET = 0.5
 
 
 class MonitoringError(ValueError):
@@ -92,8 +99,12 @@ def objectives(plan: dict, slo: dict | None = None, tolerance: float = 0.10, att
         raise MonitoringError("cannot watch " + str((plan.get("target") or {}).get("key", "the target")) +
                               ": " + "; ".join(problems))
     # A target without published figures (experimental) has latency objectives only when benchmark_slo names them.
+    # One named in benchmark_slo holds for benchmark_slo_attainment of the requests, as the benchmark judges it; one
+    # derived from a published median holds for half of them, as the gate judges it (the median within tolerance).
     return {"ttft_s": None if ttft_ms is None else float(ttft_ms) / 1000,
-            "itl_s": None if itl_ms is None else float(itl_ms) / 1000, "latency_target": attainment,
+            "itl_s": None if itl_ms is None else float(itl_ms) / 1000,
+            "ttft_target": attainment if slo.get("ttft_ms") is not None else MEDIAN_TARGET,
+            "itl_target": attainment if slo.get("itl_ms") is not None else MEDIAN_TARGET,
             "error_target": 1 - max_failed_ratio, "period_days": period_days, "scrape_interval_s": scrape_interval_s}
 
 
@@ -155,11 +166,20 @@ def bad_ratio_expr(plan: dict, ns: str, signal: str, objective_s: float, window:
 MIN_WINDOW_SCRAPES = 4
 
 
-def _windows(period_days: float, scrape_interval_s: float) -> list[tuple]:
+def _windows(period_days: float, scrape_interval_s: float, budget: float = 0.05) -> list[tuple]:
+    """(name, long s, short s, burn rate, for s, severity) of each alert, for an objective with this budget."""
     scale = period_days / 30
     floor = MIN_WINDOW_SCRAPES * scrape_interval_s
-    return [(name, max(floor, long_s * scale), max(floor, short_s * scale), burn, for_s * scale, sev)
-            for name, long_s, short_s, burn, for_s, sev in BURN_WINDOWS_30D]
+    median = budget >= 1 - MEDIAN_TARGET - 1e-9
+    return [(name, max(floor, long_s * scale), max(floor, short_s * scale), median_burn if median else burn,
+             for_s * scale, sev)
+            for name, long_s, short_s, burn, median_burn, for_s, sev in BURN_WINDOWS_30D]
+
+
+def budgets(objective: dict) -> dict:
+    """The share of requests each objective may miss."""
+    return {"ttft": 1 - objective["ttft_target"], "itl": 1 - objective["itl_target"],
+            "errors": 1 - objective["error_target"]}
 
 
 _RUNBOOK = {
@@ -181,25 +201,25 @@ def prometheus_rule(plan: dict, ns: str, objective: dict) -> dict:
     title = "".join(p.capitalize() for p in key.replace("_", "-").split("-"))
     labels = {TARGET_LABEL: key}
     records, alerts = [], []
-    budgets = {"ttft": 1 - objective["latency_target"], "itl": 1 - objective["latency_target"],
-               "errors": 1 - objective["error_target"]}
+    budget = budgets(objective)
     thresholds = {"ttft": objective["ttft_s"], "itl": objective["itl_s"], "errors": 0.0}
     names = metric_names(plan)
+    evaluation = _duration(objective["scrape_interval_s"])
     for signal in ("ttft", "itl", "errors"):
         if thresholds[signal] is None:
             continue
-        windows = _windows(objective["period_days"], objective["scrape_interval_s"])
+        windows = _windows(objective["period_days"], objective["scrape_interval_s"], budget[signal])
         for w in sorted({_duration(x) for _, long_s, short_s, *_ in windows for x in (long_s, short_s)}):
             records.append({"record": f"inferops:{signal}_bad_ratio:rate{w}",
                             "expr": bad_ratio_expr(plan, ns, signal, thresholds[signal], w), "labels": labels})
         if signal == "errors":
-            threshold_text = f"at most {budgets['errors'] * 100:g}% of requests failing"
+            threshold_text = f"at most {budget['errors'] * 100:g}% of requests failing"
         else:
             eff = effective_threshold(thresholds[signal], names[f"{signal}_buckets"])
-            threshold_text = (f"{objective['latency_target'] * 100:g}% of requests under "
+            threshold_text = (f"{objective[signal + '_target'] * 100:g}% of requests under "
                               f"{thresholds[signal] * 1000:.0f} ms (counted at the {eff * 1000:g} ms bucket)")
         for wname, long_s, short_s, burn, for_s, severity in windows:
-            limit = burn * budgets[signal]
+            limit = burn * budget[signal]
             long_w, short_w = _duration(long_s), _duration(short_s)
             sel = f'{TARGET_LABEL}="{key}"'
             alerts.append({
@@ -209,8 +229,9 @@ def prometheus_rule(plan: dict, ns: str, objective: dict) -> dict:
                 "for": _duration(for_s),
                 "labels": {**labels, "severity": severity},
                 "annotations": {
-                    "summary": (f"{name}: {_WHAT[signal]} is burning its error budget {burn:g}x too fast "
-                                f"over {long_w} and {short_w}"),
+                    "summary": (f"{name}: {_WHAT[signal]} missed its objective for more than {limit * 100:.3g}% of "
+                                f"requests over {long_w} and {short_w} (the error budget burns {burn:g}x as fast as the "
+                                f"period allows)"),
                     "description": f"Objective: {threshold_text}, over {objective['period_days']:g} days.",
                     "runbook": _RUNBOOK[signal],
                 },
@@ -254,9 +275,10 @@ def prometheus_rule(plan: dict, ns: str, objective: dict) -> dict:
     return {
         "apiVersion": MONITORING_API, "kind": "PrometheusRule",
         "metadata": {"name": f"{name}-objectives", "namespace": ns, "labels": dict(plan.get("labels") or {})},
+        # evaluated as often as the series are scraped: a slower evaluation would delay every alert by its interval
         "spec": {"groups": [
-            {"name": f"{key}.objectives.records", "interval": "30s", "rules": records},
-            {"name": f"{key}.objectives.alerts", "interval": "30s", "rules": alerts},
+            {"name": f"{key}.objectives.records", "interval": evaluation, "rules": records},
+            {"name": f"{key}.objectives.alerts", "interval": evaluation, "rules": alerts},
         ]},
     }
 
@@ -305,7 +327,7 @@ def dashboard_panels(plan: dict, ns: str, objective: dict) -> list[dict]:
         ("Error ratio", "percentunit", [bad_ratio_expr(plan, ns, "errors", 0, "5m")]),
         (f"Error budget burn rate ({burn_window})", "none",
          [f"inferops:{s}_bad_ratio:rate{burn_window}{{{TARGET_LABEL}=\"{plan['target']['key']}\"}} / "
-          f"{(1 - (objective['error_target'] if s == 'errors' else objective['latency_target'])):g}"
+          f"{budgets(objective)[s]:g}"
           for s in watched]),
         ("Queued and in-flight requests", "none",
          [f"sum({with_matchers(names['queue'], sel)})", f"sum({with_matchers(names['inflight'], sel)})"]),

@@ -46,6 +46,12 @@ def query(url: str, promql: str, at: float | None = None, timeout: float = 10.0)
     return data.get("result") or []
 
 
+def query_range(url: str, promql: str, start: float, end: float, step: float, timeout: float = 10.0) -> list[dict]:
+    """A range query: the result matrix (``[{"metric": {...}, "values": [[ts, "v"], ...]}, ...]``)."""
+    params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
+    return _get(url, "/api/v1/query_range", params, timeout).get("result") or []
+
+
 def single_value(result: list[dict]) -> float | None:
     """The value of a one-series result; None for no series or NaN (no requests in the window)."""
     if not result:

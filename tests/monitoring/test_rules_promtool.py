@@ -34,16 +34,17 @@ def _rule_file(tmp_path, plan, objective):
     return rule, path
 
 
-def _histogram(metric: str, buckets: tuple, per_minute: int, latency_s: float, extra: str = "") -> list[dict]:
-    """Cumulative bucket counters of ``per_minute`` requests a minute that all took ``latency_s``."""
+def _histogram(metric: str, buckets: tuple, per_minute: int, latency_s, extra: str = "") -> list[dict]:
+    """Cumulative bucket counters of ``per_minute`` requests a minute that all took ``latency_s``, or that took
+    each latency of a list of (requests a minute, latency) pairs."""
+    mix = latency_s if isinstance(latency_s, list) else [(per_minute, latency_s)]
     labels = f'namespace="{NS}"' + (f",{extra}" if extra else "")
     series = []
     for le in [*buckets, "+Inf"]:
-        inside = le == "+Inf" or latency_s <= le
+        inside = sum(n for n, lat in mix if le == "+Inf" or lat <= le)
         le_text = le if le == "+Inf" else f"{le:g}"
-        series.append({"series": f'{metric}_bucket{{{labels},le="{le_text}"}}',
-                       "values": f"0+{per_minute if inside else 0}x{MINUTES}"})
-    series.append({"series": f"{metric}_count{{{labels}}}", "values": f"0+{per_minute}x{MINUTES}"})
+        series.append({"series": f'{metric}_bucket{{{labels},le="{le_text}"}}', "values": f"0+{inside}x{MINUTES}"})
+    series.append({"series": f"{metric}_count{{{labels}}}", "values": f"0+{sum(n for n, _ in mix)}x{MINUTES}"})
     return series
 
 
@@ -104,3 +105,19 @@ def test_each_burn_rate_alert_fires_on_a_broken_objective_and_not_on_a_healthy_s
         firing = {name: (_expected(rule, name) if name.startswith(f"{title}{signal}Budget") else []) for name in burn}
         out = _run_test(promtool, tmp_path, path, _traffic(plan, objective, **traffic), firing)
         assert out.returncode == 0, f"{signal}: {out.stdout}{out.stderr}"
+
+
+@pytest.mark.parametrize(("share_over", "firing"), [(0.4, ()), (0.6, ("SlowBurn",)), (0.85, ("SlowBurn", "FastBurn"))])
+def test_an_objective_from_the_published_median_tickets_once_half_the_requests_miss_it_and_pages_at_three_in_four(
+        promtool, tmp_path, share_over, firing):
+    """Without benchmark_slo the TTFT objective is the published median + tolerance (gb300 agg: 196 ms, counted at
+    the 220 ms bucket): a healthy service with 40% of its requests slower (a queue's tail) stays silent."""
+    plan = build_plan(TARGETS["sglang-agg-gb300"])
+    objective = mon.objectives(plan)
+    rule, path = _rule_file(tmp_path, plan, objective)
+    over = round(60 * share_over)
+    traffic = _traffic(plan, objective, ttft_s=[(60 - over, 0.15), (over, 0.4)], itl_s=0.015, error_share=0.0)
+    names = [f"SglangAggGb300TTFTBudget{w}" for w in ("FastBurn", "SlowBurn")]
+    out = _run_test(promtool, tmp_path, path, traffic,
+                    {n: (_expected(rule, n) if n.endswith(firing) else []) for n in names})
+    assert out.returncode == 0, out.stdout + out.stderr

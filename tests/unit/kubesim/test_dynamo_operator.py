@@ -126,3 +126,37 @@ def test_pod_problem_reads_the_pod_as_a_kubelet_reports_it():
     pod = {"metadata": {"name": "w"}, "status": {"phase": "Pending", "containerStatuses": [
         {"name": "main", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling"}}}]}}
     assert op.pod_problem(pod, "Worker")[0] == "image_pull"
+
+
+def test_every_pod_is_labelled_for_the_operators_pod_monitors_unless_metrics_are_turned_off():
+    plan = op.reconcile(dgd(), [], NOW)
+    assert {c["labels"].get(op.METRICS_LABEL) for c in plan.create} == {"true"}
+    off = op.reconcile(dgd(annotations={op.METRICS_ANNOTATION: "false"}), [], NOW)
+    assert all(op.METRICS_LABEL not in c["labels"] for c in off.create)
+
+
+def test_the_metrics_port_is_declared_on_the_main_container_once():
+    spec = {"containers": [{"name": "main"}, {"name": "sidecar"}]}
+    worker = op.with_metrics_port(spec, "prefill")
+    assert worker["containers"][0]["ports"] == [{"name": "system", "containerPort": 9090, "protocol": "TCP"}]
+    assert "ports" not in worker["containers"][1] and "ports" not in spec["containers"][0]     # a copy
+    frontend = op.with_metrics_port(spec, "frontend")
+    assert frontend["containers"][0]["ports"][0]["name"] == "http"
+    assert op.with_metrics_port(frontend, "frontend") == frontend                               # already there
+
+
+def test_the_operators_pod_monitors_are_valid_against_the_real_crd_and_owned_by_every_dgd():
+    from kubesim.control_plane import build
+    from kubesim.openapi import load_crd, validate_custom_object
+
+    a, b = dgd(), copy.deepcopy(dgd())
+    b["metadata"].update(name="e", uid="u2")
+    monitors = {m["metadata"]["name"]: m for m in op.pod_monitors("n", [a, b])}
+    assert set(monitors) == {"dynamo-frontend", "dynamo-worker"}
+    crd = load_crd(build.monitoring_crd("podmonitors"))
+    for m in monitors.values():
+        assert validate_custom_object(m, crd) == []
+        assert [r["uid"] for r in m["metadata"]["ownerReferences"]] == ["u1", "u2"]
+    worker = monitors["dynamo-worker"]["spec"]
+    assert worker["selector"]["matchExpressions"][0]["values"] == ["worker", "prefill", "decode"]
+    assert worker["podMetricsEndpoints"] == [{"port": "system", "path": "/metrics"}]
