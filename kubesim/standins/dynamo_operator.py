@@ -312,6 +312,8 @@ def metrics_label(dgd: dict) -> dict:
 def with_metrics_port(pod_spec: dict, component_type: str) -> dict:
     """``pod_spec`` with its component's metrics port declared on the main container (what a PodMonitor's
     ``port`` names), unless the template already declares a port of that name."""
+    if component_type != "frontend" and component_type not in WORKER_TYPES:
+        return pod_spec
     name, number = METRICS_PORTS["frontend" if component_type == "frontend" else "worker"]
     spec = copy.deepcopy(pod_spec)
     containers = spec.get("containers") or []

@@ -49,6 +49,8 @@ WORKER_SYSTEM_PORT = op.WORKER_SYSTEM_PORT
 WORKER_SYSTEM_ENV = {"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_PORT": str(WORKER_SYSTEM_PORT),
                      "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]'}
 VLLM_PORT = 8000
+# the components that serve requests; the others (a planner) run nothing of the runtime here
+SERVED_TYPES = ("frontend", *op.WORKER_TYPES)
 
 
 def _ready(obj: dict) -> bool:
@@ -115,7 +117,9 @@ class ModelServers:
     def serves(self, pod: dict) -> bool:
         """Whether this stand-in runs the pod's process (the kubelet holds its readiness until it serves)."""
         labels = pod["metadata"].get("labels") or {}
-        return op.DGD_LABEL in labels or is_standalone_vllm(pod.get("spec") or {})
+        if op.DGD_LABEL in labels:
+            return labels.get(op.TYPE_LABEL) in SERVED_TYPES
+        return is_standalone_vllm(pod.get("spec") or {})
 
     def wanted(self) -> dict[str, PodServer]:
         pods = [p for p in self.kube.list("v1", "Pod")
@@ -139,6 +143,8 @@ class ModelServers:
         for uid, dgd in dgds.items():
             self._workloads[uid] = dgd
             for comp in op.components(dgd):
+                if comp.type not in SERVED_TYPES:
+                    continue        # a planner pod: kwok's stages make it Ready (the planner itself is not run here)
                 mine = sorted(by_component.get((uid, comp.name), []), key=lambda p: p["metadata"]["name"])
                 if comp.type != "frontend" and comp.nodes > 1:
                     mine = mine[::comp.nodes]      # the engine runs on each replica's first pod

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .planner import MAX_REPLICAS_ANNOTATION
 from .pvc_change import quantity_bytes
 
 DGD_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -97,11 +98,16 @@ def components(obj: dict | None, resources: list[str]) -> dict[str, dict]:
     spec = obj.get("spec") or {}
     out = {}
     if obj.get("kind") == "DynamoGraphDeployment":
+        # a component its adapter scales may reach the autoscaling maximum: that is what must fit
+        most = ((obj.get("metadata") or {}).get("annotations") or {}).get(MAX_REPLICAS_ANNOTATION)
         for comp in spec.get("components") or []:
             replicas = 1 if comp.get("replicas") is None else int(comp["replicas"])
+            scaled = "scalingAdapter" in comp and bool(most)
+            if scaled:
+                replicas = max(replicas, int(most))
             nodes = int(((comp.get("multinode") or {}).get("nodeCount")) or 1)
             out[comp.get("name", "?")] = {
-                "type": comp.get("type") or "worker", "replicas": replicas, "pods": replicas * nodes,
+                "type": comp.get("type") or "worker", "replicas": replicas, "pods": replicas * nodes, "scaled": scaled,
                 "multinode": nodes > 1,
                 "per_pod": pod_requests(((comp.get("podTemplate") or {}).get("spec") or {}), resources)}
     elif obj.get("kind") in ("Deployment", "StatefulSet"):
@@ -135,8 +141,9 @@ def demand(desired: dict, live: dict | None, resources: list[str], rolls_workers
         if not any(comp["per_pod"].values()):
             continue
         if live is None or recreate:
+            why = "new" if live is None else "recreated"
             out.append({"component": name, "count": comp["pods"], "per_pod": comp["per_pod"],
-                        "why": "new" if live is None else "recreated"})
+                        "why": f"{why}, at its autoscaling maximum" if comp.get("scaled") else why})
             continue
         old = current.get(name, {}).get("pods", 0)
         if comp["pods"] > old:
@@ -248,6 +255,8 @@ def check(nodes: list[dict], pods: list[dict], desired: dict, live: dict | None,
     if surge:
         ways.append("-e update_strategy=Recreate (stops the current workers first: the target does not serve "
                     "until the new ones are Ready, and needs no extra GPUs)")
+    if any(comp.get("scaled") for comp in components(desired, resources).values()):
+        ways.append("a lower -e autoscaling_max_replicas (the planner may scale every worker component to it)")
     ways.append("deploy to another cluster (-e target_clusters=<host>)")
     if sku:
         ways.append(f"add {sku} nodes")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import engine_args, matrix_rules
+from . import engine_args, matrix_rules, planner
 from .capacity import capacity_plan
 from .catalog import Catalog, load_catalog
 from .plan_checks import Checks
@@ -33,11 +33,16 @@ CHOICES = {
     "kv_cache_dtype": ["auto", "fp8"],
     "attention_backend": ["ROCM_AITER_FA", "TRITON_ATTN"],
     "update_strategy": ["RollingUpdate", "Recreate"],
+    "autoscaling": list(planner.MODES),
 }
-INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size", "load_seconds")
-STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim")
+INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size", "load_seconds",
+            "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget", "autoscaling_interval")
+# positive numbers that may have a fraction
+NUMBERS = ("autoscaling_ttft_ms", "autoscaling_itl_ms", "autoscaling_tolerance")
+STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim",
+           "autoscaling_prometheus_url")
 BOOLEANS = ("frontend_decoding",)
-KNOWN = set(CHOICES) | set(INTEGERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
+KNOWN = set(CHOICES) | set(INTEGERS) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
 # Without these there is no target, so nothing else can be judged.
 IDENTITY = ("sku", "mode", "framework", "model")
 
@@ -94,6 +99,8 @@ def _normalise(request, catalog: Catalog) -> tuple[dict, list[PlanError]]:
 def _input(key: str, value):
     if key in INTEGERS:
         return _positive_int(key, value)
+    if key in NUMBERS:
+        return _positive_number(key, value)
     if key in CHOICES:
         text = str(value).strip()
         if text not in CHOICES[key]:
@@ -117,6 +124,17 @@ def _positive_int(key: str, value) -> int:
         raise PlanError(f"{key} must be a positive whole number, got {value!r}.", rule, inputs=[key]) from exc
     if number <= 0:
         raise PlanError(f"{key} must be a positive whole number, got {number}.", rule, inputs=[key])
+    return number
+
+
+def _positive_number(key: str, value) -> float:
+    rule = f"invalid-{key.replace('_', '-')}"
+    try:
+        number = float(str(value).strip())
+    except ValueError as exc:
+        raise PlanError(f"{key} must be a positive number, got {value!r}.", rule, inputs=[key]) from exc
+    if isinstance(value, bool) or not number > 0:
+        raise PlanError(f"{key} must be a positive number, got {value!r}.", rule, inputs=[key])
     return number
 
 
@@ -307,6 +325,11 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
     resolved.cache_claim = req.get("cache_claim")  # type: ignore[attr-defined]
     resolved.load_seconds = req.get("load_seconds")  # type: ignore[attr-defined]
     resolved.update_strategy = req.get("update_strategy", "RollingUpdate")  # type: ignore[attr-defined]
+    resolved.autoscaling = req.get("autoscaling", "off")  # type: ignore[attr-defined]
+    for key in ("autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget",
+                "autoscaling_interval", "autoscaling_prometheus_url", "autoscaling_ttft_ms", "autoscaling_itl_ms",
+                "autoscaling_tolerance"):
+        setattr(resolved, key, req.get(key))
     return resolved
 
 
@@ -391,7 +414,7 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     warnings: list[str] = []
     capacity = None
     if r is not None:
-        for rule in matrix_rules.RULES:
+        for rule in [*matrix_rules.RULES, *planner.RULES]:
             warnings.extend(checks.judge(rule, r, default=[]))
         capacity = checks.judge(_capacity, r)
     if checks.errors:
@@ -439,6 +462,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "vllm_frontend": r.vllm_frontend,
         # How the Dynamo operator replaces workers on an update (standalone vLLM is always Recreate).
         "update_strategy": r.update_strategy if r.runtime_key == "dynamo" else "Recreate",
+        # the planner (Dynamo) or a KEDA ScaledObject (standalone vLLM) between these bounds; None: fixed replicas
+        "autoscaling": planner.autoscaling_plan(r, workers),
         "frontend": frontend,
         "workers": workers,
         "gpus_total": gpus_total,

@@ -36,6 +36,15 @@ def plan_report(plan: dict) -> list[str]:
                      + (f"/EP{w['ep']}" if w["ep"] > 1 else ""))
         lines.append(f"  command  {shlex.join(w['command'] + w['args'])}")
         lines.append(f"  env      {_env_line(w['env'])}")
+    scaling = plan.get("autoscaling")
+    if scaling and scaling["engine"] == "planner":
+        lines.append(f"Autoscale  Dynamo planner{' (advisory: reports, never scales)' if scaling['mode'] == 'advisory' else ''}"
+                     f": {scaling['min_replicas']}-{scaling['max_replicas']} replicas per worker component, at most "
+                     f"{scaling['gpu_budget']} GPUs, every {scaling['interval_s']} s, aiming at TTFT "
+                     f"{scaling['ttft_ms']} ms and ITL {scaling['itl_ms']} ms; reads {scaling['prometheus_url']}")
+    elif scaling:
+        lines.append(f"Autoscale  KEDA on the waiting queue: {scaling['min_replicas']}-{scaling['max_replicas']} "
+                     f"replicas; reads {scaling['prometheus_url']}")
     lines += [
         f"Capacity   weights {cap['weights_per_gpu_gb']} GB/GPU of {cap['usable_per_gpu_gb']} GB usable; "
         f"KV budget {cap['kv_budget_per_gpu_gb']} GB/GPU",

@@ -10,7 +10,12 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report, model_transfer
+from ansible_collections.inferops.dynamo.plugins.module_utils import (
+    aiperf_job_report,
+    autoscaling,
+    model_transfer,
+    planner,
+)
 
 DGD_API_VERSION = "nvidia.com/v1beta1"
 COMPUTE_DOMAIN_API_VERSION = "resource.nvidia.com/v1beta1"
@@ -213,6 +218,7 @@ STRATEGY_ANNOTATION = "nvidia.com/deployment-strategy"
 
 def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
     frontend = plan["frontend"]
+    scaling = plan.get("autoscaling") if (plan.get("autoscaling") or {}).get("engine") == "planner" else None
     components = [{
         "name": frontend["component"],
         "type": "frontend",
@@ -247,10 +253,18 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
         }
         if worker["nodes"] > 1:
             component["multinode"] = {"nodeCount": worker["nodes"]}
+        if scaling:
+            # the component's adapter owns its replicas (the planner scales it): the collection leaves them unset,
+            # so an update neither resets them nor reads the planner's choice as drift
+            component["scalingAdapter"] = {}
+            del component["replicas"]
         components.append(component)
     annotations = _expected_annotations(plan)
     if plan.get("update_strategy") == "Recreate":
         annotations[STRATEGY_ANNOTATION] = "Recreate"
+    if scaling:
+        components.append(planner.planner_component(plan, frontend["image"]))
+        annotations[planner.MAX_REPLICAS_ANNOTATION] = str(scaling["max_replicas"])
     return {
         "apiVersion": DGD_API_VERSION,
         "kind": "DynamoGraphDeployment",
@@ -273,7 +287,8 @@ def standalone_deployment(plan: dict, ns: str) -> list[dict]:
         "kind": "Deployment",
         "metadata": _meta(plan["name"], ns, plan["labels"], _expected_annotations(plan)),
         "spec": {
-            "replicas": worker["replicas"],
+            # KEDA's HPA owns the replicas of an autoscaled target: the collection leaves them unset
+            **({} if plan.get("autoscaling") else {"replicas": worker["replicas"]}),
             # Every GPU of the node is taken: a rolling update could never schedule a second pod.
             "strategy": {"type": "Recreate"},
             "selector": {"matchLabels": selector},
@@ -417,15 +432,22 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
 
 
 def serving_objects(plan: dict, ns: str) -> list[dict]:
-    """What the engine role applies: ComputeDomain (when needed) then the workload."""
+    """What the engine role applies: ComputeDomain (when needed), what autoscales the target (the planner's
+    configuration and identity before the graph that runs it), then the workload (and its KEDA ScaledObject)."""
     objects = []
     cd = compute_domain(plan, ns)
     if cd:
         objects.append(cd)
+    scaling = plan.get("autoscaling")
     if plan["kind"] == "DynamoGraphDeployment":
+        objects += planner.planner_objects(plan, ns)
         objects.append(dynamo_graph_deployment(plan, ns))
     else:
         objects.extend(standalone_deployment(plan, ns))
+        if scaling:
+            objects.append(autoscaling.scaled_object(plan, ns, prometheus_url=scaling["prometheus_url"],
+                                                     min_replicas=scaling["min_replicas"],
+                                                     max_replicas=scaling["max_replicas"]))
     return objects
 
 

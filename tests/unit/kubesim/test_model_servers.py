@@ -87,6 +87,15 @@ def test_pods_not_yet_running_or_of_another_owner_run_nothing():
     assert _servers([dgd, *_pods(dgd, ready=False), *stranger]).wanted() == {}
 
 
+def test_a_planner_pod_runs_no_runtime_process_and_is_not_held_unready():
+    dgd = _dgd(sku="gb300", mode="agg", autoscaling="advisory")
+    pods = _pods(dgd)
+    servers = _servers([dgd, *pods])
+    assert sorted(s.role for s in servers.wanted().values()) == ["frontend", "worker"]
+    (planner_pod,) = [p for p in pods if p["metadata"]["labels"][op.TYPE_LABEL] == "planner"]
+    assert not servers.serves(planner_pod) and servers.serves(pods[0])
+
+
 def test_disaggregated_workers_run_as_prefill_and_decode_engines():
     dgd = _dgd(sku="gb300", mode="disagg")
     servers = _servers([dgd, *_pods(dgd)])

@@ -1,0 +1,47 @@
+"""Autoscaling with Dynamo's planner on the rehearsal cluster (docs/autoscaling.md): what deploy adds, that the
+preflight reserves the maximum, that an unchanged rerun changes nothing, and that teardown finds the planner's
+objects whatever settings it runs with. (The rendering itself: tests/unit/module_utils/test_planner.py.)"""
+
+import pytest
+from deploy_helpers import DGD, get, items
+
+pytestmark = [pytest.mark.cluster]
+
+AGG = ["-e", "sku=gb300", "-e", "mode=agg"]
+SCALED = [*AGG, "-e", "autoscaling=advisory", "-e", "autoscaling_max_replicas=2"]
+DGD_NAME = "muse-spark-sglang-aggregate-gb300"
+PLANNER = f"{DGD_NAME}-planner"
+
+
+def test_the_planner_is_deployed_beside_the_graph_reruns_unchanged_and_goes_with_teardown(deploy_env):
+    env = deploy_env()
+    first = env.run("deploy.yml", *SCALED)
+    assert first.rc == 0, first.output[-4000:]
+    dgd = get(env.dyn, *DGD, DGD_NAME, env.namespace)
+    comps = {c["name"]: c for c in dgd["spec"]["components"]}
+    assert comps["Planner"]["type"] == "planner" and comps["Worker"]["scalingAdapter"] == {}
+    assert "replicas" not in comps["Worker"]
+    for kind, api in (("ConfigMap", "v1"), ("ServiceAccount", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
+                      ("RoleBinding", "rbac.authorization.k8s.io/v1")):
+        assert get(env.dyn, api, kind, PLANNER, env.namespace), kind
+    pods = items(env.dyn, "v1", "Pod", env.namespace, "nvidia.com/dynamo-component=Planner")
+    assert [p["spec"]["serviceAccountName"] for p in pods] == [PLANNER]
+
+    again = env.run("deploy.yml", *SCALED)
+    assert again.rc == 0 and again.recap("rehearsal")["changed"] == 0, again.output[-4000:]
+
+    down = env.run("teardown.yml", *AGG)                     # without the autoscaling settings
+    assert down.rc == 0, down.output[-4000:]
+    for kind, api in (("ConfigMap", "v1"), ("ServiceAccount", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
+                      ("RoleBinding", "rbac.authorization.k8s.io/v1")):
+        assert get(env.dyn, api, kind, PLANNER, env.namespace) is None, kind
+
+
+def test_a_maximum_the_cluster_cannot_hold_is_refused_before_anything_is_applied(deploy_env):
+    env = deploy_env()
+    run = env.run("deploy.yml", *AGG, "-e", "autoscaling=on", "-e", "autoscaling_max_replicas=3")
+    assert run.rc != 0
+    text = " ".join(run.output.split())
+    assert "3 Worker pod(s) of 4 nvidia.com/gpu (new, at its autoscaling maximum)" in text, text[-3000:]
+    assert "a lower -e autoscaling_max_replicas" in text and "Nothing was applied" in text
+    assert get(env.dyn, *DGD, DGD_NAME, env.namespace) is None
