@@ -25,7 +25,6 @@ SURVEYS = REPO / "awx" / "surveys"
 TEMPLATES_FILE = REPO / "awx" / "job_templates.yml"
 GENERATOR = REPO / "tools" / "generate_awx_surveys.py"
 SURVEY_NAMES = ("plan", "deploy", "benchmark", "teardown", "rollout")
-# Playbooks being written elsewhere; their templates are checked once they exist.
 
 DEFAULT_TYPES = {  # AWX JobTemplateSurveySpec.ALLOWED_TYPES
     "text": {"type": "string"}, "textarea": {"type": "string"}, "password": {"type": "string"},
@@ -175,20 +174,26 @@ def test_choices_come_from_the_catalog_and_plan():
     expected = {**{k: list(v) for k, v in CHOICES.items()},
                 **{k: catalog.choices()[k] for k in ("model", "sku", "framework", "mode")},
                 "flavour": sorted({f for t in catalog.targets.values() for f in t.get("flavours", {})})}
+    checked = set()
     for name in SURVEY_NAMES:
         for variable, q in questions(name).items():
             if variable in expected:
                 assert q["type"] == "multiplechoice", (name, variable)
                 assert q["choices"] == expected[variable], (name, variable)
+                checked.add(variable)
+    assert {"sku", "mode", "framework"} <= checked, checked        # the surveys do ask for them
 
 
 def test_choices_match_the_plan_role_argument_spec():
     spec = yaml.safe_load((REPO / "roles/plan/meta/argument_specs.yml").read_text())
     options = spec["argument_specs"]["main"]["options"]
+    checked = set()
     for name in SURVEY_NAMES:
         for variable, q in questions(name).items():
             if options.get(variable, {}).get("choices"):
                 assert sorted(q["choices"]) == sorted(options[variable]["choices"]), (name, variable)
+                checked.add(variable)
+    assert checked, "no survey question has choices in the plan role's argument spec"
 
 
 def test_required_and_defaults():

@@ -40,6 +40,8 @@ def _leaves(value, path=""):
 @pytest.mark.parametrize("key", sorted(ALL_REQUESTS))
 def test_every_rendered_object_validates(key, dgd_crd):
     plan = build_plan(ALL_REQUESTS[key])
+    kinds = [obj["kind"] for obj in render.deploy_manifests(plan, "muse", "shared-rwx")]
+    assert plan["kind"] in kinds                     # the workload itself is among what is validated
     for obj in render.deploy_manifests(plan, "muse", "shared-rwx"):
         if obj["kind"] == "DynamoGraphDeployment":
             assert obj["apiVersion"] == "nvidia.com/v1beta1"
