@@ -20,10 +20,8 @@ def _checks(function: ast.AST) -> list[bool]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             under = conditional or (isinstance(node, ast.If) and child is not node.test)
-            if isinstance(child, ast.Assert):
-                found.append(under)
-            elif isinstance(child, ast.Call) and ast.unparse(child.func).rsplit(".", 1)[-1] in \
-                    {c.rsplit(".", 1)[-1] for c in FAILING_CALLS}:
+            if isinstance(child, ast.Assert) or (isinstance(child, ast.Call) and ast.unparse(child.func).rsplit(".", 1)[-1] in \
+                    {c.rsplit(".", 1)[-1] for c in FAILING_CALLS}):
                 found.append(under)
             walk(child, under)
 
