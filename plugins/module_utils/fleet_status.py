@@ -15,7 +15,10 @@ HEADERS = {"cluster": "Cluster", "target": "Target", "revision": "Revision", "im
 WORKLOAD_KINDS = ("DynamoGraphDeployment", "Deployment")
 # read name -> kind of what a revision holds (status.yml reads them; the dashboards are ConfigMaps by label)
 LIVE_READS = (("dgds", "DynamoGraphDeployment"), ("deployments", "Deployment"), ("services", "Service"),
-              ("prometheusrules", "PrometheusRule"), ("podmonitors", "PodMonitor"), ("dashboards", "ConfigMap"))
+              ("prometheusrules", "PrometheusRule"), ("podmonitors", "PodMonitor"), ("dashboards", "ConfigMap"),
+              # the planner's objects (module_utils/planner), by their component label
+              ("planner_configs", "ConfigMap"), ("planner_accounts", "ServiceAccount"), ("planner_roles", "Role"),
+              ("planner_bindings", "RoleBinding"), ("scaledobjects", "ScaledObject"))
 
 
 def _resources(read: dict | None) -> list[dict]:
@@ -41,8 +44,9 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
     live = {}
     read_kinds = set()
     for key, kind in LIVE_READS:
-        if key not in reads or not (reads[key] or {}).get("api_found", True):
-            continue                                # not read here, or not served: nothing to compare with
+        read = reads.get(key) or {}
+        if key not in reads or not read.get("api_found", True) or read.get("error"):
+            continue                                # not read here, not served, or refused: nothing to compare with
         read_kinds.add(kind)
         for obj in _resources(reads.get(key)):      # list items carry no kind
             live[(kind, obj["metadata"]["name"])] = {**obj, "kind": kind}

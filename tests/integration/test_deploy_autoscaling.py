@@ -29,6 +29,8 @@ def test_the_planner_is_deployed_beside_the_graph_reruns_unchanged_and_goes_with
 
     again = env.run("deploy.yml", *SCALED)
     assert again.rc == 0 and again.recap("rehearsal")["changed"] == 0, again.output[-4000:]
+    status = env.run("status.yml", "-e", f"release_results_dir={env.inventory.parent / 'status'}")
+    assert status.rc == 0 and "Drift of" not in status.stdout, status.output[-3000:]      # the planner's too
 
     down = env.run("teardown.yml", *AGG)                     # without the autoscaling settings
     assert down.rc == 0, down.output[-4000:]

@@ -102,3 +102,6 @@ def test_what_watches_a_target_is_compared_only_where_its_kind_was_read():
     deleted = {**reads([cm], [live(dgd())]), "prometheusrules": {"api_found": True, "resources": []}}
     assert fs.target_rows("c", "ns", deleted, "inferops.dynamo")[0]["drift"] == \
         ["PrometheusRule d-objectives: (object) removed (was present)"]
+    # a read the API refused (403 for credentials that may not list the kind) is no evidence of removal
+    refused = {**reads([cm], [live(dgd())]), "prometheusrules": {"api_found": True, "status": 403, "error": "forbidden"}}
+    assert fs.target_rows("c", "ns", refused, "inferops.dynamo")[0]["drift"] == []
