@@ -100,3 +100,16 @@ def test_cluster_admin_passes_preflight(real_cluster, real_dyn, tmp_path, playbo
                       "-e", "rdma_provider=infiniband")
     assert run.rc == 0, run.output[-4000:]
     assert run.recap("rehearsal")["changed"] == 0
+
+
+def test_autoscaling_asks_for_the_planners_role_which_edit_does_not_grant(real_cluster, tmp_path, playbook_at):
+    """The planner's Role and RoleBinding are RBAC objects: `edit` may not write them (escalation), so a
+    namespace-scoped deployer learns it before anything is applied; its ServiceAccount `edit` may create."""
+    inv = write_inventory(tmp_path / "team.yml", real_cluster.kubeconfig, real_cluster.team_context, "team-a")
+    run = playbook_at(PREFLIGHT_ONLY, "-i", str(inv), *TARGET_ARGS["sglang-agg-gb300"], "-e", "autoscaling=advisory")
+    assert run.rc != 0
+    out = " ".join(run.stdout.split())
+    for denied in ("create roles.rbac.authorization.k8s.io", "patch roles.rbac.authorization.k8s.io",
+                   "create rolebindings.rbac.authorization.k8s.io"):
+        assert denied in out, out[-3000:]
+    assert "serviceaccounts" not in out.split("These credentials may not")[1].split("in namespace")[0]
