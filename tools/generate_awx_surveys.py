@@ -50,6 +50,9 @@ SHARED = (
     "rdma_provider", "rdma_net_devices", "vllm_frontend", "flavour", "k8s_namespace", "storage_class",
 )
 
+# Scaling to the objectives (docs/autoscaling.md): asked where the serving objects are rendered and applied.
+AUTOSCALING = ("autoscaling", "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget")
+
 # Template -> questions. ``plan`` runs on localhost without inventory values, so sku and mode are
 # required there and the argument specs' defaults apply. The cluster templates run against an inventory
 # whose group_vars (sku_*, site_*) set sku, mode, storage_class... per cluster: a survey answer is an extra
@@ -58,13 +61,13 @@ SHARED = (
 TEMPLATES = {
     "plan": {
         "description": "Resolve a target into a deployment plan (no cluster is touched).",
-        "variables": SHARED,
+        "variables": (*SHARED, *AUTOSCALING),
         "required": ("sku", "mode"),
         "use_spec_defaults": True,
     },
     "deploy": {
         "description": "Deploy the target to the inventory's clusters (plan, preflight, model cache, RDMA, engine).",
-        "variables": (*SHARED, "hf_token"),
+        "variables": (*SHARED, *AUTOSCALING, "hf_token"),
     },
     "benchmark": {
         "description": "Benchmark the deployed target with AIPerf and compare with the expected performance.",
@@ -78,7 +81,7 @@ TEMPLATES = {
     },
     "rollout": {
         "description": "Progressive multi-cluster rollout: canary first, then batches, gated by the benchmark.",
-        "variables": (*SHARED, "hf_token", "rollout_serial", "rollout_benchmark_gate"),
+        "variables": (*SHARED, *AUTOSCALING, "hf_token", "rollout_serial", "rollout_benchmark_gate"),
     },
 }
 
@@ -109,6 +112,8 @@ LABELS = {
     "benchmark_search": "Search the highest concurrency meeting the objectives",
     "benchmark_gpu_hour_cost": "Price per GPU-hour (dollars)", "benchmark_compare": "Compare with an earlier run",
     "rollout_serial": "Rollout batch size",
+    "autoscaling": "Autoscaling (Dynamo planner or KEDA)", "autoscaling_min_replicas": "Fewest replicas per worker component",
+    "autoscaling_max_replicas": "Most replicas per worker component", "autoscaling_gpu_budget": "GPU budget of the planner",
     "rollout_benchmark_gate": "Gate each batch on the benchmark",
 }
 
