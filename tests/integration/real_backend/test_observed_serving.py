@@ -4,8 +4,8 @@ cluster's network namespace) finds them through Kubernetes service discovery aga
 Dynamo operator's PodMonitors select them, and evaluates the target's rendered PrometheusRule.
 
 One scenario, in the order a platform team lives it: deploy, benchmark (near the published figures; every
-dashboard panel has data; no alert), then the engine slows to half speed: the TTFT burn-rate alert fires, within
-its own ``for:`` plus one evaluation of its condition holding, and the benchmark measures half the speed."""
+dashboard panel has data; no alert), then the engine slows to a quarter of its speed: the TTFT burn-rate alert fires,
+within its own ``for:`` plus one evaluation of its condition holding, and the benchmark measures the slower speed."""
 
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ def test_the_real_runtime_is_served_near_the_published_figures_watched_by_a_real
 
     # The healthy requests leave the fast pair's long window, then the engine runs at half speed under load.
     time.sleep(max(0.0, FAST_LONG_S - (time.time() - run_end)))
-    cluster.fault("frontend-speed", factor=0.5)
+    # a quarter of the speed: every request's TTFT is then past the 470 ms bucket the objective is counted at (at half
+    # speed the first requests of a wave, which wait for no prefill, can stay under it and hold the share near 75 %)
+    cluster.fault("frontend-speed", factor=0.25)
     faulted = time.time()
     slow_run = BackgroundPlaybook(tmp_path, "benchmark.yml", *bench_args("slow", "0.3"))
     name = "VllmAggGb300TTFTBudgetFastBurn"
@@ -139,7 +141,10 @@ def test_the_real_runtime_is_served_near_the_published_figures_watched_by_a_real
                     seen_firing = time.time()
         time.sleep(0.5)
     slow_run_result = slow_run.wait()
-    assert seen_firing is not None, f"{name} did not fire in 300 s: {prometheus_query.target_alerts(prom, TARGET)}"
+    if seen_firing is None:
+        ratios = {w: prometheus_query.query_range(prom, f"inferops:ttft_bad_ratio:rate{w}", faulted, time.time(),
+                                                  step=SCRAPE_S) for w in ("1m", "8s")}
+        pytest.fail(f"{name} did not fire in 300 s; the TTFT bad-request shares since the fault: {ratios}")
     rule = next(r for g in items(dyn, "monitoring.coreos.com/v1", "PrometheusRule", ns)[0]["spec"]["groups"]
                 for r in g["rules"] if r.get("alert") == name)
     allowed = _duration_s(rule["for"]) + SCRAPE_S + 1.0          # its for:, one evaluation, the poll
