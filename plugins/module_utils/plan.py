@@ -102,6 +102,8 @@ def _input(key: str, value):
     if key in NUMBERS:
         return _positive_number(key, value)
     if key in CHOICES:
+        if isinstance(value, bool) and {"on", "off"} <= set(CHOICES[key]):
+            value = "on" if value else "off"        # YAML 1.1 reads an unquoted on/off (AWX's extra vars) as a bool
         text = str(value).strip()
         if text not in CHOICES[key]:
             raise PlanError(f"{key}='{text}' is not valid.", f"invalid-{key.replace('_', '-')}", CHOICES[key],

@@ -130,3 +130,9 @@ def test_a_standalone_target_scales_with_keda_and_leaves_its_replicas_to_it():
     assert "replicas" not in objects["Deployment"]["spec"]
     assert objects["ScaledObject"]["spec"]["maxReplicaCount"] == 2
     assert "Planner" not in str(objects)
+
+
+def test_an_unquoted_on_or_off_in_yaml_reads_as_the_choice():
+    """AWX sends extra vars as YAML: `autoscaling: off` arrives as False, `on` as True."""
+    assert build_plan({"sku": "gb300", "mode": "agg", "autoscaling": False})["autoscaling"] is None
+    assert build_plan({"sku": "gb300", "mode": "agg", "autoscaling": True})["autoscaling"]["mode"] == "on"
