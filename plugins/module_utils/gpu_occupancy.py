@@ -143,7 +143,8 @@ def demand(desired: dict, live: dict | None, resources: list[str], rolls_workers
         if live is None or recreate:
             why = "new" if live is None else "recreated"
             out.append({"component": name, "count": comp["pods"], "per_pod": comp["per_pod"],
-                        "why": f"{why}, at its autoscaling maximum" if comp.get("scaled") else why})
+                        "why": f"{why}, at its autoscaling maximum" if comp.get("scaled") else why,
+                        "scaled": bool(comp.get("scaled"))})
             continue
         old = current.get(name, {}).get("pods", 0)
         if comp["pods"] > old:
@@ -255,7 +256,7 @@ def check(nodes: list[dict], pods: list[dict], desired: dict, live: dict | None,
     if surge:
         ways.append("-e update_strategy=Recreate (stops the current workers first: the target does not serve "
                     "until the new ones are Ready, and needs no extra GPUs)")
-    if any(comp.get("scaled") for comp in components(desired, resources).values()):
+    if any(w.get("scaled") for w in wanted):
         ways.append("a lower -e autoscaling_max_replicas (the planner may scale every worker component to it)")
     ways.append("deploy to another cluster (-e target_clusters=<host>)")
     if sku:
