@@ -4,9 +4,14 @@ of ``crd_dir`` when given, and the prometheus-operator's monitoring CRDs a platf
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import logging
+import os
 import subprocess
 from pathlib import Path
+
+import yaml
 
 MINIMAL_CRDS = Path(__file__).resolve().parent / "crds"
 # What the collection's monitoring objects need (PodMonitor, PrometheusRule) and the sibling most clusters have.
@@ -25,8 +30,48 @@ def monitoring_crd_files() -> list[Path]:
         return []
 
 
+# ai-dynamo 1.5.1's planner requires, of a worker component whose GPUs come (also) from DRA claims (the ComputeDomain
+# of GB200/GB300 disaggregated targets), the GPU shape its operator reports in ``status.components``: gpusPerEngine and
+# gpusPerReplica (the operator's api/v1beta1). A DGD CRD of an earlier operator release lacks them, and the API
+# server would prune what the operator stand-in reports: the rehearsal serves the planner's release, so it declares
+# the two optional integers where they are missing (docs/autoscaling.md).
+PLANNER_GPU_SHAPE_FIELDS = ("gpusPerEngine", "gpusPerReplica")
+DGD_CRD = "nvidia.com_dynamographdeployments.yaml"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inferops-dynamo" / "crds"
+
+
+def with_planner_gpu_shape(crd: dict) -> dict:
+    """``crd`` (a DGD CRD) with the planner's GPU-shape status fields declared on v1beta1, where missing."""
+    for version in crd["spec"]["versions"]:
+        if version["name"] != "v1beta1":
+            continue
+        status = version["schema"]["openAPIV3Schema"]["properties"].get("status") or {}
+        components = (status.get("properties") or {}).get("components") or {}
+        item = components.get("additionalProperties") or components.get("items")
+        if item is None or "properties" not in item:
+            continue
+        for field in PLANNER_GPU_SHAPE_FIELDS:
+            item["properties"].setdefault(field, {"type": "integer", "format": "int32", "minimum": 0})
+    return crd
+
+
+def _dgd_for_the_planner(path: Path) -> Path:
+    crd = yaml.safe_load(path.read_text())
+    amended = with_planner_gpu_shape(copy.deepcopy(crd))
+    if amended == crd:
+        return path
+    text = yaml.safe_dump(amended, sort_keys=False)
+    out = CACHE / hashlib.sha256(text.encode()).hexdigest()[:16] / path.name
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    return out
+
+
 def crd_files(crd_dir: str | None, monitoring: bool = True) -> list[Path]:
     by_name = {p.name: p for p in sorted(MINIMAL_CRDS.glob("*.yaml"))}
     if crd_dir:
         by_name.update({p.name: p for p in sorted(Path(crd_dir).glob("*.y*ml"))})
+    if DGD_CRD in by_name:
+        by_name[DGD_CRD] = _dgd_for_the_planner(by_name[DGD_CRD])
     return [*by_name.values(), *(monitoring_crd_files() if monitoring else [])]

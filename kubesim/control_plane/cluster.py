@@ -223,7 +223,7 @@ class RealCluster:
             "--tls-cert-file", p.path("kubelet.crt"), "--tls-private-key-file", p.path("kubelet.key"),
             "--node-lease-duration-seconds", "40"])
         self.bootstrap()
-        self.standins.start(self.client(), self.ns, self.config, self._prometheus_sd())
+        self.standins.start(self.client(), self.ns, self.config, self._prometheus_sd(), self._in_cluster())
         if self.config.prometheus_interval:
             self._start_prometheus()
         self._wait_platform_ready()
@@ -234,6 +234,13 @@ class RealCluster:
     @property
     def prometheus_url(self) -> str:
         return f"http://{self.ns.ns_ip}:{prometheus.PORT}" if self.config.prometheus_interval else ""
+
+    def _in_cluster(self):
+        """How a pod reaches the API server from inside the namespace (the ``kubernetes`` Service's address)."""
+        from ..standins.planner_pod import InCluster
+
+        assert self.pki
+        return InCluster("127.0.0.1", API_PORT, self.pki.ca)
 
     def _prometheus_sd(self) -> dict | None:
         """How the in-cluster Prometheus reaches the API server: its ServiceAccount's token and the cluster CA, as a
@@ -429,7 +436,8 @@ class StandIns:
     # what the reconcilers read: a change of any of these may need a pass
     WATCHED = (("v1", "Pod"), ("nvidia.com/v1beta1", "DynamoGraphDeployment"), ("apps/v1", "Deployment"),
                ("v1", "Service"), ("v1", "PersistentVolumeClaim"), ("v1", "PersistentVolume"),
-               ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("discovery.k8s.io/v1", "EndpointSlice"))
+               ("resource.nvidia.com/v1beta1", "ComputeDomain"), ("discovery.k8s.io/v1", "EndpointSlice"),
+               ("nvidia.com/v1beta1", "DynamoGraphDeploymentScalingAdapter"))
 
     def __init__(self, name: str, state_dir: Path):
         self.name = name
@@ -443,7 +451,8 @@ class StandIns:
         self.model_servers = None
         self.kube = None
 
-    def start(self, api_client, ns: netns.Netns, config: RealConfig, prometheus_sd: dict | None = None) -> None:
+    def start(self, api_client, ns: netns.Netns, config: RealConfig, prometheus_sd: dict | None = None,
+              in_cluster=None) -> None:
         from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
@@ -460,7 +469,7 @@ class StandIns:
         if os.environ.get(MODEL_SERVERS_ENV) == "dynamo":
             profiles = rehearsal_profiles()
             runtime = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
-                                   model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME)
+                                   model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME, in_cluster=in_cluster)
         self.model_servers = runtime or Frontends(kube, ns.path, self.faults, config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),

@@ -45,8 +45,16 @@ WORKER_TYPES = ("worker", "prefill", "decode")
 METRICS_LABEL = "nvidia.com/metrics-enabled"
 METRICS_ANNOTATION = "nvidia.com/enable-metrics"
 WORKER_SYSTEM_PORT = 9090
-METRICS_PORTS = {"frontend": ("http", FRONTEND_PORT), "worker": ("system", WORKER_SYSTEM_PORT)}
+# the planner serves its own metrics (its decisions) on a port named ``metrics``
+PLANNER_METRICS_PORT = 9085
+METRICS_PORTS = {"frontend": ("http", FRONTEND_PORT), "worker": ("system", WORKER_SYSTEM_PORT),
+                 "planner": ("metrics", PLANNER_METRICS_PORT)}
+# The Dynamo namespace of a graph's processes: the operator sets it as DYN_NAMESPACE in every container and as this
+# label on every pod; the PodMonitors copy the label to ``dynamo_namespace``, the label the planner filters the
+# frontend's series by.
+DYNAMO_NAMESPACE_LABEL = "nvidia.com/dynamo-namespace"
 POD_MONITOR_API = "monitoring.coreos.com/v1"
+GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def _hash(obj) -> str:
@@ -67,7 +75,8 @@ class Component:
 
     @property
     def is_worker(self) -> bool:
-        return self.type != "frontend"
+        """The engines (rolled together); a frontend or a planner updates on its own."""
+        return self.type in WORKER_TYPES
 
 
 def components(dgd: dict) -> list[Component]:
@@ -122,6 +131,16 @@ def _v1alpha1_component(spec: dict, name: str, s: dict) -> Component:
     return Component(name, ctype, 1 if s.get("replicas") is None else int(s["replicas"]),
                      int(((s.get("multinode") or {}).get("nodeCount")) or 1),
                      {"metadata": s.get("extraPodMetadata") or {}, "spec": pspec})
+
+
+def gpus_per_pod(template: dict) -> int:
+    """The ``nvidia.com/gpu`` a component's pod asks for (limits, else requests, over its containers)."""
+    total = 0
+    for c in (template.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        raw = (res.get("limits") or {}).get(GPU_RESOURCE, (res.get("requests") or {}).get(GPU_RESOURCE, 0))
+        total += int(raw)
+    return total
 
 
 def revisions(comps: list[Component]) -> dict[str, str]:
@@ -237,7 +256,8 @@ def reconcile(dgd: dict, pods: list[PodView], now: str) -> Plan:
     for comp in comps:
         mine = [p for p in pods if p.component == comp.name]
         creates, deletes = plan_component(dgd, comp, revs[comp.name], mine)
-        labels = {DGD_LABEL: name, TYPE_LABEL: comp.type, COMP_LABEL: comp.name, **metrics_label(dgd)}
+        labels = {DGD_LABEL: name, TYPE_LABEL: comp.type, COMP_LABEL: comp.name,
+                  DYNAMO_NAMESPACE_LABEL: dynamo_namespace(dgd), **metrics_label(dgd)}
         for _ in range(creates):
             plan.create.append({"component": comp.name, "template": comp.template, "labels": labels,
                                 "annotations": {REVISION_ANNOTATION: revs[comp.name]},
@@ -259,6 +279,11 @@ def reconcile(dgd: dict, pods: list[PodView], now: str) -> Plan:
             "readyReplicas": ready_all // per,
             "availableReplicas": ready_all // per,
         }
+        if comp.is_worker:
+            # what the operator of ai-dynamo 1.5.1 reports and its planner requires of a component whose GPUs come
+            # (also) from DRA claims: the engine's GPUs across its nodes (one engine a replica here)
+            gpus = gpus_per_pod(comp.template) * comp.nodes
+            comp_status[comp.name].update(gpusPerEngine=gpus, gpusPerReplica=gpus)
         complete = not old and ready_new >= comp.pods_wanted and len(new) == comp.pods_wanted
         if complete:
             done.append(comp.name)
@@ -303,20 +328,49 @@ def reconcile(dgd: dict, pods: list[PodView], now: str) -> Plan:
     return plan
 
 
+def meta_label_name(key: str) -> str:
+    """A Kubernetes label key as the suffix of Prometheus' discovery meta label (``__meta_kubernetes_pod_label_``)."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch == "_") else "_" for ch in key)
+
+
 def metrics_label(dgd: dict) -> dict:
     """The label the operator's PodMonitors select, on every pod of a DGD whose metrics are not turned off."""
     ann = (dgd.get("metadata") or {}).get("annotations") or {}
     return {} if str(ann.get(METRICS_ANNOTATION, "")).lower() == "false" else {METRICS_LABEL: "true"}
 
 
-def with_metrics_port(pod_spec: dict, component_type: str) -> dict:
-    """``pod_spec`` with its component's metrics port declared on the main container (what a PodMonitor's
-    ``port`` names), unless the template already declares a port of that name."""
-    if component_type != "frontend" and component_type not in WORKER_TYPES:
-        return pod_spec
-    name, number = METRICS_PORTS["frontend" if component_type == "frontend" else "worker"]
+def dynamo_namespace(dgd: dict) -> str:
+    """The Dynamo namespace the operator gives a graph: ``<namespace>-<name>``."""
+    return f"{dgd['metadata']['namespace']}-{dgd['metadata']['name']}"
+
+
+def _metrics_port_kind(component_type: str) -> str | None:
+    if component_type in WORKER_TYPES:
+        return "worker"
+    return component_type if component_type in METRICS_PORTS else None
+
+
+def operator_env(dgd: dict) -> dict[str, str]:
+    """What the operator sets in every container of a graph: its Dynamo namespace and the graph it belongs to (the
+    planner finds the DGD it scales by these)."""
+    m = dgd["metadata"]
+    return {"DYN_NAMESPACE": dynamo_namespace(dgd), "DYN_PARENT_DGD_K8S_NAME": m["name"],
+            "DYN_PARENT_DGD_K8S_NAMESPACE": m["namespace"]}
+
+
+def operator_pod_spec(pod_spec: dict, component_type: str, dgd: dict) -> dict:
+    """``pod_spec`` as the operator completes it: ``operator_env`` in every container, and the component's metrics
+    port declared on the main container (what a PodMonitor's ``port`` names) unless the template already declares a
+    port of that name."""
     spec = copy.deepcopy(pod_spec)
     containers = spec.get("containers") or []
+    for c in containers:
+        named = {e.get("name") for e in c.get("env") or []}
+        c.setdefault("env", []).extend({"name": k, "value": v} for k, v in operator_env(dgd).items() if k not in named)
+    kind = _metrics_port_kind(component_type)
+    if kind is None:
+        return spec
+    name, number = METRICS_PORTS[kind]
     if containers and not any(p.get("name") == name for c in containers for p in c.get("ports") or []):
         containers[0].setdefault("ports", []).append({"name": name, "containerPort": number, "protocol": "TCP"})
     return spec
@@ -330,7 +384,8 @@ def pod_monitors(namespace: str, owners: list[dict]) -> list[dict]:
              "uid": d["metadata"]["uid"]} for d in owners]
     out = []
     for name, types, port in (("dynamo-frontend", ["frontend"], METRICS_PORTS["frontend"][0]),
-                              ("dynamo-worker", list(WORKER_TYPES), METRICS_PORTS["worker"][0])):
+                              ("dynamo-worker", list(WORKER_TYPES), METRICS_PORTS["worker"][0]),
+                              ("dynamo-planner", ["planner"], METRICS_PORTS["planner"][0])):
         out.append({
             "apiVersion": POD_MONITOR_API, "kind": "PodMonitor",
             "metadata": {"name": name, "namespace": namespace, "ownerReferences": refs,
@@ -338,9 +393,50 @@ def pod_monitors(namespace: str, owners: list[dict]) -> list[dict]:
             "spec": {"selector": {"matchLabels": {METRICS_LABEL: "true"},
                                   "matchExpressions": [{"key": TYPE_LABEL, "operator": "In", "values": types}]},
                      "namespaceSelector": {"matchNames": [namespace]},
-                     "podMetricsEndpoints": [{"port": port, "path": "/metrics"}]},
+                     "podMetricsEndpoints": [{"port": port, "path": "/metrics", "relabelings": [
+                         {"action": "replace", "targetLabel": "dynamo_namespace",
+                          "sourceLabels": [f"__meta_kubernetes_pod_label_{meta_label_name(DYNAMO_NAMESPACE_LABEL)}"]}]}]},
         })
     return out
+
+
+ADAPTER_API = "nvidia.com/v1beta1"
+ADAPTER_KIND = "DynamoGraphDeploymentScalingAdapter"
+
+
+def adapter_name(dgd_name: str, component: str) -> str:
+    """The operator's name for a component's adapter (the one ai-dynamo 1.5.1's planner scales)."""
+    return f"{dgd_name}-{component.lower()}"
+
+
+def scaled_components(dgd: dict) -> list[str]:
+    """The components that opted into a scaling adapter (``scalingAdapter`` set, even empty)."""
+    return [c["name"] for c in (dgd.get("spec") or {}).get("components") or []
+            if isinstance(c, dict) and c.get("scalingAdapter") is not None and c.get("name")]
+
+
+def scaling_adapter(dgd: dict, component: str, replicas: int) -> dict:
+    """The adapter the operator creates for ``component``: it starts at the component's replicas, is owned by the
+    DGD (it goes with it) and from then on owns the component's replicas."""
+    m = dgd["metadata"]
+    return {
+        "apiVersion": ADAPTER_API, "kind": ADAPTER_KIND,
+        "metadata": {"name": adapter_name(m["name"], component), "namespace": m["namespace"],
+                     "labels": {DGD_LABEL: m["name"], COMP_LABEL: component},
+                     "ownerReferences": [{"apiVersion": dgd["apiVersion"], "kind": dgd["kind"], "name": m["name"],
+                                          "uid": m["uid"], "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"dgdRef": {"name": m["name"], "serviceName": component}, "replicas": replicas},
+    }
+
+
+def adapter_status(dgd: dict, component: str, replicas: int, scaled_at: str | None) -> dict:
+    """What the adapter reports: the component's replicas and the selector of its pods (the Scale subresource
+    reads both)."""
+    status = {"replicas": replicas,
+              "selector": f"{DGD_LABEL}={dgd['metadata']['name']},{COMP_LABEL}={component}"}
+    if scaled_at:
+        status["lastScaleTime"] = scaled_at
+    return status
 
 
 def frontend_service(dgd: dict) -> dict:

@@ -68,6 +68,7 @@ class RuntimeProcess:
     component: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None           # where it writes what it leaves behind (the planner's reports)
 
 
 def _flag(words: list[str], *names: str) -> str | None:
@@ -254,7 +255,7 @@ class ServedGraph:
             with open(self.log_dir / f"{proc.name}.log", "ab") as fh:
                 self.running[proc.name] = subprocess.Popen(
                     [*self.exec_prefix, *proc.argv], env=self._env(proc), stdout=fh, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True)
+                    stdin=subprocess.DEVNULL, start_new_session=True, cwd=proc.cwd)
 
     def stop(self, names: list[str] | None = None, timeout: float = 10.0) -> None:
         chosen = [n for n in self.running if names is None or n in names]

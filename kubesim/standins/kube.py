@@ -111,6 +111,24 @@ class Kube:
         return res.patch(body=patch, name=name, namespace=namespace,
                          content_type="application/merge-patch+json").to_dict()
 
+    def apply(self, obj: dict, field_manager: str) -> dict:
+        """Server-side apply of the fields ``obj`` names, owned by ``field_manager`` (taken over from another
+        manager, as controllers do)."""
+        self._forget(obj["kind"])
+        m = obj["metadata"]
+        return self._res(obj["apiVersion"], obj["kind"]).server_side_apply(
+            body=obj, name=m["name"], namespace=m.get("namespace"), field_manager=field_manager,
+            force_conflicts=True).to_dict()
+
+    def service_account_token(self, namespace: str, name: str, seconds: int) -> str:
+        """A token of the ServiceAccount (TokenRequest), as the kubelet projects into a pod."""
+        from kubernetes import client
+
+        request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(
+            audiences=[], expiration_seconds=seconds))
+        return client.CoreV1Api(self.api_client).create_namespaced_service_account_token(
+            name, namespace, request).status.token
+
     def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
         from kubernetes.dynamic.exceptions import NotFoundError
 

@@ -26,6 +26,7 @@ stops them all: a frontend routes around a partial loss).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import urllib.error
@@ -36,6 +37,7 @@ from pathlib import Path
 from ..control_plane.netns import call_inside
 from . import dynamo_operator as op
 from . import dynamo_runtime as rt
+from . import planner_pod
 from .mocker_profile import ProfileError
 from .pod_env import command_words
 
@@ -49,8 +51,11 @@ WORKER_SYSTEM_PORT = op.WORKER_SYSTEM_PORT
 WORKER_SYSTEM_ENV = {"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_PORT": str(WORKER_SYSTEM_PORT),
                      "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]'}
 VLLM_PORT = 8000
-# the components that serve requests; the others (a planner) run nothing of the runtime here
+# the components that serve requests, and the planner that scales them (when the pods can reach the API server)
 SERVED_TYPES = ("frontend", *op.WORKER_TYPES)
+PLANNER_TYPE = "planner"
+# what a graph's processes take from their pod's environment (the operator sets them: dynamo_operator.operator_env)
+POD_RUNTIME_ENV = ("DYN_NAMESPACE",)
 
 
 def _ready(obj: dict) -> bool:
@@ -98,10 +103,12 @@ class PodServer:
     port: int = 0
     # a standalone pod runs both a frontend and an engine
     standalone: bool = False
+    manifest: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 class ModelServers:
-    def __init__(self, kube, netns, state_dir: Path, faults: dict, profiles, *, model_path: str, hf_home: Path):
+    def __init__(self, kube, netns, state_dir: Path, faults: dict, profiles, *, model_path: str, hf_home: Path,
+                 in_cluster: planner_pod.InCluster | None = None):
         self.kube = kube
         self.netns = netns
         self.state_dir = state_dir
@@ -109,6 +116,7 @@ class ModelServers:
         self.profiles = profiles            # workload -> profile path, or None while it is being made
         self.model_path = model_path        # the rehearsal tokenizer snapshot every served name resolves to
         self.hf_home = hf_home
+        self.in_cluster = in_cluster        # how a pod reaches the API server; without it no planner runs
         self.graphs: dict[str, rt.ServedGraph] = {}       # workload uid -> its processes
         self.servers: dict[str, PodServer] = {}           # pod uid -> what it runs
         self._workloads: dict[str, dict] = {}
@@ -118,8 +126,11 @@ class ModelServers:
         """Whether this stand-in runs the pod's process (the kubelet holds its readiness until it serves)."""
         labels = pod["metadata"].get("labels") or {}
         if op.DGD_LABEL in labels:
-            return labels.get(op.TYPE_LABEL) in SERVED_TYPES
+            return labels.get(op.TYPE_LABEL) in self._run_types()
         return is_standalone_vllm(pod.get("spec") or {})
+
+    def _run_types(self) -> tuple[str, ...]:
+        return (*SERVED_TYPES, PLANNER_TYPE) if self.in_cluster else SERVED_TYPES
 
     def wanted(self) -> dict[str, PodServer]:
         pods = [p for p in self.kube.list("v1", "Pod")
@@ -143,17 +154,23 @@ class ModelServers:
         for uid, dgd in dgds.items():
             self._workloads[uid] = dgd
             for comp in op.components(dgd):
-                if comp.type not in SERVED_TYPES:
-                    continue        # a planner pod: kwok's stages make it Ready (the planner itself is not run here)
+                if comp.type not in self._run_types():
+                    continue        # kwok's stages make the pod Ready; nothing of it runs here
                 mine = sorted(by_component.get((uid, comp.name), []), key=lambda p: p["metadata"]["name"])
                 if comp.type != "frontend" and comp.nodes > 1:
                     mine = mine[::comp.nodes]      # the engine runs on each replica's first pod
                 for p in mine:
                     m = p["metadata"]
                     out[m["uid"]] = PodServer(m["uid"], f'{m["namespace"]}/{m["name"]}', p["status"]["podIP"], uid,
-                                              comp.type, p["spec"]["containers"][0],
-                                              op.FRONTEND_PORT if comp.type == "frontend" else WORKER_SYSTEM_PORT)
+                                              comp.type, p["spec"]["containers"][0], self._port(comp.type),
+                                              manifest=p)
         return out
+
+    @staticmethod
+    def _port(component_type: str) -> int:
+        """Where a pod answers its health: the frontend's HTTP port, a worker's system port, the planner's metrics."""
+        return {"frontend": op.FRONTEND_PORT, PLANNER_TYPE: op.PLANNER_METRICS_PORT}.get(component_type,
+                                                                                         WORKER_SYSTEM_PORT)
 
     def _standalone_workload(self, pod: dict) -> dict:
         """The Deployment a standalone pod belongs to (its annotations hold the published figures)."""
@@ -167,8 +184,17 @@ class ModelServers:
         return speed, down
 
     def _processes(self, server: PodServer, profile: Path, served: str) -> list[rt.RuntimeProcess]:
-        speed, down = self._fault_settings()
         name = server.pod.replace("/", "_")
+        if server.role == PLANNER_TYPE:
+            return [planner_pod.planner_process(f"{name}-planner", server.manifest, server.container, kube=self.kube,
+                                                in_cluster=self.in_cluster, root=self.state_dir / "pods" / name)]
+        pod_env = {e["name"]: str(e["value"]) for e in server.container.get("env") or []
+                   if e.get("name") in POD_RUNTIME_ENV and "value" in e}
+        return [dataclasses.replace(p, env={**p.env, **pod_env}) for p in self._serving_processes(server, profile,
+                                                                                                   served, name)]
+
+    def _serving_processes(self, server: PodServer, profile: Path, served: str, name: str) -> list[rt.RuntimeProcess]:
+        speed, down = self._fault_settings()
         procs = []
         if server.role == "frontend" or server.standalone:
             fe = rt.frontend_process(f"{name}-frontend", "frontend", None if server.standalone else server.container,
@@ -209,10 +235,12 @@ class ModelServers:
     def _serve(self, uid: str, server: PodServer) -> None:
         from ..controllers import served_model_name
 
+        if server.role == PLANNER_TYPE and uid in self.servers:
+            return                         # started once with its token and configuration, as a container is
         workload = self._workloads[server.workload]
         served = served_model_name(workload)
         profile = None
-        if server.role != "frontend":
+        if server.role in op.WORKER_TYPES:
             try:
                 profile = self.profiles.get(workload, served)
             except ProfileError:
@@ -275,6 +303,8 @@ class ModelServers:
     def _health_url(server: PodServer) -> str:
         if server.role == "frontend" or server.standalone:
             return f"http://{server.ip}:{server.port}/health"
+        if server.role == PLANNER_TYPE:
+            return f"http://{server.ip}:{server.port}/metrics"
         return f"http://{server.ip}:{WORKER_SYSTEM_PORT}/live"
 
     def _probe(self, urls: dict[str, str]) -> list[str]:

@@ -18,6 +18,8 @@ DGD_API = ("nvidia.com/v1beta1", "DynamoGraphDeployment")
 CD_API = ("resource.nvidia.com/v1beta1", "ComputeDomain")
 # Set on the pods the operator makes: kwok's stages read them (see control_plane/kwok-stages.yaml).
 READY_DELAY_ANNOTATION = "kubesim.inferops.dev/ready-ms"
+# the field manager the operator's writes to a DGD carry (the replicas its scaling adapters own)
+OPERATOR_FIELD_MANAGER = "dynamo-operator"
 
 
 def _now() -> str:
@@ -45,6 +47,7 @@ class DynamoOperator:
         self.worker_ready_ms = worker_ready_ms
         self.frontend_ready_ms = frontend_ready_ms
         self.monitoring: bool | None = None     # whether the PodMonitor kind is served (read once)
+        self.adapters: bool | None = None       # whether the scaling adapter kind is served (read once)
 
     def reconcile(self) -> None:
         pods_by_owner: dict[str, list[dict]] = {}
@@ -85,6 +88,7 @@ class DynamoOperator:
         m = dgd["metadata"]
         if m.get("deletionTimestamp"):
             return
+        dgd = self._scaling_adapters(dgd)
         comps = {c.name: c for c in op.components(dgd)}
         plan = op.reconcile(dgd, [pod_view(p) for p in pods], _now())
         for name in plan.delete:
@@ -102,7 +106,7 @@ class DynamoOperator:
                              "ownerReferences": [{"apiVersion": dgd["apiVersion"], "kind": dgd["kind"],
                                                   "name": m["name"], "uid": m["uid"], "controller": True,
                                                   "blockOwnerDeletion": True}]},
-                "spec": {"restartPolicy": "Always", **op.with_metrics_port(comp.template.get("spec", {}), comp.type)},
+                "spec": {"restartPolicy": "Always", **op.operator_pod_spec(comp.template.get("spec", {}), comp.type, dgd)},
             })
         if plan.status != dgd.get("status"):
             self.kube.patch(*DGD_API, m["name"], {"status": plan.status}, namespace=m["namespace"],
@@ -110,6 +114,47 @@ class DynamoOperator:
         if plan.frontend_service and not self.kube.get("v1", "Service", plan.frontend_service["metadata"]["name"],
                                                        m["namespace"]):
             self.kube.create(plan.frontend_service)
+
+    def _scaling_adapters(self, dgd: dict) -> dict:
+        """The adapters of the components that opted in: created at the component's replicas, then the owners of
+        them (each adapter's replicas are written into the DGD under the operator's field manager, so whoever
+        scales the adapter scales the component), with their status for the Scale subresource. Returns the DGD as
+        it is after that."""
+        names = op.scaled_components(dgd)
+        if not names:
+            return dgd
+        if self.adapters is None:
+            self.adapters = self.kube.served(op.ADAPTER_API, op.ADAPTER_KIND)
+        if not self.adapters:
+            return dgd
+        m = dgd["metadata"]
+        replicas = {c.name: c.replicas for c in op.components(dgd)}
+        written = {c["name"]: c.get("replicas") for c in dgd["spec"]["components"]}
+        have = {a["spec"]["dgdRef"]["serviceName"]: a
+                for a in self.kube.list(op.ADAPTER_API, op.ADAPTER_KIND, namespace=m["namespace"])
+                if any(r.get("uid") == m["uid"] for r in a["metadata"].get("ownerReferences") or [])}
+        wanted: dict[str, int] = {}
+        for name in names:
+            adapter = have.get(name) or self.kube.create(op.scaling_adapter(dgd, name, replicas[name]))
+            if adapter is not None:
+                have[name] = adapter
+                wanted[name] = int(adapter["spec"]["replicas"])
+        changed = {n: r for n, r in wanted.items() if written.get(n) != r}
+        if changed:
+            # an apply names every field its manager owns: a component left out would lose its replicas
+            dgd = self.kube.apply({"apiVersion": dgd["apiVersion"], "kind": dgd["kind"],
+                                   "metadata": {"name": m["name"], "namespace": m["namespace"]},
+                                   "spec": {"components": [{"name": n, "replicas": r} for n, r in wanted.items()]}},
+                                  OPERATOR_FIELD_MANAGER)
+        for name, count in wanted.items():
+            adapter = have[name]
+            old = adapter.get("status") or {}
+            scaled_at = _now() if name in changed and written.get(name) is not None else old.get("lastScaleTime")
+            status = op.adapter_status(dgd, name, count, scaled_at)
+            if status != old:
+                self.kube.patch(op.ADAPTER_API, op.ADAPTER_KIND, adapter["metadata"]["name"], {"status": status},
+                                namespace=m["namespace"], subresource="status")
+        return dgd
 
     def _compute_domains(self) -> None:
         for cd in self.kube.list(*CD_API):

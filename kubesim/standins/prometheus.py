@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from .dynamo_operator import meta_label_name
+
 log = logging.getLogger("kubesim.standins.prometheus")
 
 MONITORING_API = "monitoring.coreos.com/v1"
@@ -32,21 +34,16 @@ NAMESPACE = "monitoring"
 SERVICE_ACCOUNT = "prometheus"
 
 
-def _label_name(key: str) -> str:
-    """A Kubernetes label key as Prometheus's discovery meta label suffix."""
-    return re.sub(r"[^a-zA-Z0-9_]", "_", key)
-
-
 def _selector_relabels(selector: dict) -> list[dict]:
     """keep/drop steps that select the pods a label selector matches (matchLabels and matchExpressions)."""
     steps = []
     for key, value in sorted((selector.get("matchLabels") or {}).items()):
-        n = _label_name(key)
+        n = meta_label_name(key)
         steps.append({"action": "keep", "source_labels": [f"__meta_kubernetes_pod_label_{n}",
                                                           f"__meta_kubernetes_pod_labelpresent_{n}"],
                       "regex": f"({re.escape(str(value))});true"})
     for expr in selector.get("matchExpressions") or []:
-        n = _label_name(expr["key"])
+        n = meta_label_name(expr["key"])
         values = "|".join(re.escape(str(v)) for v in expr.get("values") or [])
         op = expr["operator"]
         if op in ("In", "NotIn"):
@@ -60,6 +57,19 @@ def _selector_relabels(selector: dict) -> list[dict]:
         else:
             raise ValueError(f"unknown selector operator {op!r}")
     return steps
+
+
+_RELABEL_FIELDS = {"sourceLabels": "source_labels", "targetLabel": "target_label", "action": "action",
+                   "regex": "regex", "replacement": "replacement", "separator": "separator", "modulus": "modulus"}
+
+
+def _relabel_config(relabeling: dict) -> dict:
+    """A PodMonitor relabeling (camelCase) as Prometheus' relabel_config (snake_case); the operator lowercases
+    the action."""
+    out = {_RELABEL_FIELDS[k]: v for k, v in relabeling.items() if k in _RELABEL_FIELDS}
+    if "action" in out:
+        out["action"] = str(out["action"]).lower()
+    return out
 
 
 def scrape_configs(monitor: dict, sd: dict) -> list[dict]:
@@ -85,6 +95,8 @@ def scrape_configs(monitor: dict, sd: dict) -> list[dict]:
             {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
             {"target_label": "job", "replacement": f"{m['namespace']}/{m['name']}"},
             {"target_label": "endpoint", "replacement": ep.get("port") or str(i)},
+            # the monitor's own relabelings come after the operator's (the Dynamo chart adds dynamo_namespace so)
+            *(_relabel_config(r) for r in ep.get("relabelings") or []),
         ]
         job = {"job_name": f"podMonitor/{m['namespace']}/{m['name']}/{i}",
                "metrics_path": ep.get("path") or "/metrics",

@@ -10,6 +10,7 @@ would each measure the other's load.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import logging
 import threading
@@ -84,7 +85,11 @@ class Profiles:
         if workload.get("kind") != "DynamoGraphDeployment":
             container = _container((workload.get("spec") or {}).get("template") or workload)
             return mc.Engines(tuple(rt.mocker_args("worker", container, kv_blocks=self.kv_blocks(workload, container))))
-        comps = op.components(workload)
+        # The published figures are one operating point of the deployment's own shape: an autoscaler that adds
+        # replicas changes neither an engine's speed nor the calibration (nor, so, any running engine's arguments).
+        # A scaled component calibrates at one replica, where its adapter starts.
+        scaled = set(op.scaled_components(workload))
+        comps = [dataclasses.replace(c, replicas=1) if c.name in scaled else c for c in op.components(workload)]
         frontend = next((_container(c.template) for c in comps if c.type == "frontend"), None)
         by_type = {c.type: c for c in comps}
         main = by_type.get("prefill") or by_type.get("worker") or next(c for c in comps if c.is_worker)

@@ -33,6 +33,9 @@ MAX_REPLICAS_ANNOTATION = "inferops.dynamo/autoscaling-max-replicas"
 COMPONENT_LABEL = "inferops.dynamo/component"
 # the load loop (queue depth, KV usage) reacts faster than the throughput loop; the planner requires it shorter
 LOAD_INTERVAL_S = 5
+# where the planner serves its metrics (ai-dynamo's planner examples use 9085)
+METRICS_PORT = 9085
+CONFIG_DIGEST_ANNOTATION = "inferops.dynamo/planner-config-digest"
 
 
 def requested(r) -> bool:
@@ -90,6 +93,17 @@ def autoscaling_gpu_budget(r) -> list[str]:
                         "autoscaling-budget-ceiling",
                         [f"autoscaling_gpu_budget<={ceiling}", f"autoscaling_max_replicas>={-(-budget // sum(per.values()))}"],
                         inputs=["autoscaling_gpu_budget", "autoscaling_max_replicas"])
+    return []
+
+
+def autoscaling_interval(r) -> list[str]:
+    """The planner's throughput loop must be slower than its load loop (its configuration refuses otherwise)."""
+    interval = getattr(r, "autoscaling_interval", None)
+    if requested(r) and r.runtime_key == "dynamo" and interval is not None and interval <= LOAD_INTERVAL_S:
+        raise PlanError(f"autoscaling_interval={interval} s must be longer than the planner's load adjustment "
+                        f"interval ({LOAD_INTERVAL_S} s), which reacts to the engines' queues in between.",
+                        "autoscaling-interval", [f"autoscaling_interval>{LOAD_INTERVAL_S}"],
+                        inputs=["autoscaling_interval"])
     return []
 
 
@@ -172,12 +186,22 @@ def planner_config(plan: dict) -> dict:
         "ttft_ms": scaling["ttft_ms"],
         "itl_ms": scaling["itl_ms"],
         "throughput_adjustment_interval_seconds": int(scaling["interval_s"]),
+        # Both loops: the throughput loop sizes for the predicted request rate once its performance model is fitted
+        # (without a pre-deployment sweep that takes many observations), and sets the floor; the load loop reacts
+        # every few seconds to what the engines report (queued prefill tokens, KV in use), estimating the next
+        # request's TTFT and ITL against the same objectives. With the throughput loop alone the planner holds
+        # at its starting replicas until the model is ready (seen on the rehearsal: minutes of "model_not_ready").
+        "enable_throughput_scaling": True,
+        "enable_load_scaling": True,
         "load_adjustment_interval_seconds": LOAD_INTERVAL_S,
         "max_gpu_budget": int(scaling["gpu_budget"]),
         "min_endpoint": int(scaling["min_replicas"]),
         "metric_pulling_prometheus_endpoint": scaling["prometheus_url"],
         "model_name": plan["model"]["served_model_name"],
         "advisory": scaling["mode"] == "advisory",
+        # its decisions as metrics (the port named ``metrics``, which the Dynamo chart's dynamo-planner PodMonitor
+        # scrapes): what status.yml reads as the planner's last decision
+        "metric_reporting_prometheus_port": METRICS_PORT,
     }
     if mode == "disagg":
         config["prefill_engine_num_gpu"] = gpus[roles["prefill"]]
@@ -189,15 +213,22 @@ def planner_config(plan: dict) -> dict:
 
 def planner_component(plan: dict, image: str) -> dict:
     """The DGD component that runs the planner on its ConfigMap, as its ServiceAccount."""
+    import hashlib
+    import json
+
+    # the planner reads its configuration once, at start: a changed configuration must restart it, so the pod
+    # template carries its digest (a ConfigMap change alone reaches a running pod's file, not the planner)
+    digest = hashlib.sha256(json.dumps(planner_config(plan), sort_keys=True).encode()).hexdigest()[:16]
     return {
         "name": PLANNER_COMPONENT,
         "type": "planner",
         "replicas": 1,
-        "podTemplate": {"spec": {
+        "podTemplate": {"metadata": {"annotations": {CONFIG_DIGEST_ANNOTATION: digest}}, "spec": {
             "serviceAccountName": planner_name(plan),
             "containers": [{
                 "name": "main", "image": image,
                 "command": ["python3", "-m", "dynamo.planner"], "args": ["--config", CONFIG_PATH],
+                "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
                 "volumeMounts": [{"name": "planner-config", "mountPath": CONFIG_PATH.rsplit("/", 1)[0],
                                   "readOnly": True}],
             }],
@@ -232,6 +263,8 @@ def planner_objects(plan: dict, ns: str) -> list[dict]:
              "verbs": ["get", "list", "watch", "update", "patch"]},
             {"apiGroups": ["nvidia.com"], "resources": ["dynamographdeploymentscalingadapters/scale"],
              "verbs": ["get", "update", "patch"]},
+            # the workers' published metadata (engine limits); a refusal here, unlike an absent CRD, stops the planner
+            {"apiGroups": ["nvidia.com"], "resources": ["dynamoworkermetadatas"], "verbs": ["get", "list", "watch"]},
         ]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
@@ -240,4 +273,5 @@ def planner_objects(plan: dict, ns: str) -> list[dict]:
 
 
 # judged with the deployment matrix's rules (plan.build_plan), every broken one reported at once
-RULES = [autoscaling_runtime, autoscaling_replica_bounds, autoscaling_gpu_budget, autoscaling_objectives]
+RULES = [autoscaling_runtime, autoscaling_replica_bounds, autoscaling_gpu_budget, autoscaling_interval,
+         autoscaling_objectives]

@@ -45,7 +45,18 @@ def test_all_pods_ready_at_the_current_revision_is_ready():
     assert plan.status["state"] == "successful" and not plan.create and not plan.delete
     assert plan.status["components"]["Worker"] == {"componentKind": "Deployment", "componentNames": ["d-worker"],
                                                    "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
-                                                   "availableReplicas": 1}
+                                                   "availableReplicas": 1, "gpusPerEngine": 0, "gpusPerReplica": 0}
+    assert "gpusPerEngine" not in plan.status["components"]["Frontend"]
+
+
+def test_a_workers_gpus_per_engine_count_every_node_of_a_replica():
+    obj = dgd()
+    worker = next(c for c in obj["spec"]["components"] if c["name"] == "Worker")
+    worker["multinode"] = {"nodeCount": 2}
+    worker.setdefault("podTemplate", {}).setdefault("spec", {})["containers"] = [
+        {"name": "main", "resources": {"limits": {"nvidia.com/gpu": "4"}}}]
+    status = op.reconcile(obj, views(obj), NOW).status["components"]["Worker"]
+    assert (status["gpusPerEngine"], status["gpusPerReplica"]) == (8, 8)
 
 
 def test_a_worker_change_rolls_with_surge_keeping_the_old_pod_until_the_new_one_is_ready():
@@ -135,14 +146,23 @@ def test_every_pod_is_labelled_for_the_operators_pod_monitors_unless_metrics_are
     assert all(op.METRICS_LABEL not in c["labels"] for c in off.create)
 
 
-def test_the_metrics_port_is_declared_on_the_main_container_once():
+def test_the_operator_completes_each_pod_with_its_dynamo_namespace_and_its_metrics_port_once():
+    d = dgd()
     spec = {"containers": [{"name": "main"}, {"name": "sidecar"}]}
-    worker = op.with_metrics_port(spec, "prefill")
+    worker = op.operator_pod_spec(spec, "prefill", d)
     assert worker["containers"][0]["ports"] == [{"name": "system", "containerPort": 9090, "protocol": "TCP"}]
     assert "ports" not in worker["containers"][1] and "ports" not in spec["containers"][0]     # a copy
-    frontend = op.with_metrics_port(spec, "frontend")
+    namespace = f'{d["metadata"]["namespace"]}-{d["metadata"]["name"]}'
+    assert [{e["name"]: e["value"] for e in c["env"]} for c in worker["containers"]] == [
+        {"DYN_NAMESPACE": namespace, "DYN_PARENT_DGD_K8S_NAME": d["metadata"]["name"],
+         "DYN_PARENT_DGD_K8S_NAMESPACE": d["metadata"]["namespace"]}] * 2
+    frontend = op.operator_pod_spec(spec, "frontend", d)
     assert frontend["containers"][0]["ports"][0]["name"] == "http"
-    assert op.with_metrics_port(frontend, "frontend") == frontend                               # already there
+    assert op.operator_pod_spec(frontend, "frontend", d) == frontend                              # already there
+    planner = op.operator_pod_spec(spec, "planner", d)
+    assert planner["containers"][0]["ports"] == [{"name": "metrics", "containerPort": 9085, "protocol": "TCP"}]
+    plan = op.reconcile(d, [], NOW)
+    assert {c["labels"][op.DYNAMO_NAMESPACE_LABEL] for c in plan.create} == {namespace}
 
 
 def test_the_operators_pod_monitors_are_valid_against_the_real_crd_and_owned_by_every_dgd():
@@ -152,11 +172,17 @@ def test_the_operators_pod_monitors_are_valid_against_the_real_crd_and_owned_by_
     a, b = dgd(), copy.deepcopy(dgd())
     b["metadata"].update(name="e", uid="u2")
     monitors = {m["metadata"]["name"]: m for m in op.pod_monitors("n", [a, b])}
-    assert set(monitors) == {"dynamo-frontend", "dynamo-worker"}
+    assert set(monitors) == {"dynamo-frontend", "dynamo-worker", "dynamo-planner"}
     crd = load_crd(build.monitoring_crd("podmonitors"))
     for m in monitors.values():
         assert validate_custom_object(m, crd) == []
         assert [r["uid"] for r in m["metadata"]["ownerReferences"]] == ["u1", "u2"]
     worker = monitors["dynamo-worker"]["spec"]
     assert worker["selector"]["matchExpressions"][0]["values"] == ["worker", "prefill", "decode"]
-    assert worker["podMetricsEndpoints"] == [{"port": "system", "path": "/metrics"}]
+    (endpoint,) = worker["podMetricsEndpoints"]
+    assert endpoint["port"] == "system" and endpoint["path"] == "/metrics"
+    # the planner filters the frontend's series by dynamo_namespace: each monitor copies it from the pod's label
+    for m in monitors.values():
+        assert m["spec"]["podMetricsEndpoints"][0]["relabelings"] == [
+            {"action": "replace", "targetLabel": "dynamo_namespace",
+             "sourceLabels": ["__meta_kubernetes_pod_label_nvidia_com_dynamo_namespace"]}]

@@ -1,10 +1,11 @@
 """Which process each serving pod runs on the real backend, and how faults change them (no process starts here)."""
 
 import uuid
+from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render
+from ansible_collections.inferops.dynamo.plugins.module_utils import planner, render
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
 from kubesim.standins import dynamo_operator as op
 from kubesim.standins import model_servers as ms
@@ -87,13 +88,41 @@ def test_pods_not_yet_running_or_of_another_owner_run_nothing():
     assert _servers([dgd, *_pods(dgd, ready=False), *stranger]).wanted() == {}
 
 
-def test_a_planner_pod_runs_no_runtime_process_and_is_not_held_unready():
+def test_a_planner_pod_runs_only_where_pods_reach_the_api_server(tmp_path):
+    from kubesim.standins.planner_pod import SERVICE_ACCOUNT_DIR, InCluster
+
     dgd = _dgd(sku="gb300", mode="agg", autoscaling="advisory")
     pods = _pods(dgd)
-    servers = _servers([dgd, *pods])
-    assert sorted(s.role for s in servers.wanted().values()) == ["frontend", "worker"]
     (planner_pod,) = [p for p in pods if p["metadata"]["labels"][op.TYPE_LABEL] == "planner"]
-    assert not servers.serves(planner_pod) and servers.serves(pods[0])
+    without = _servers([dgd, *pods])
+    assert sorted(s.role for s in without.wanted().values()) == ["frontend", "worker"]
+    assert not without.serves(planner_pod) and without.serves(pods[0])
+
+    config_map = next(o for o in planner.planner_objects(build_plan({"sku": "gb300", "mode": "agg",
+                                                                         "autoscaling": "advisory"}), "muse")
+                      if o["kind"] == "ConfigMap")
+
+    class TokenKube(ListKube):
+        def service_account_token(self, namespace, name, seconds):
+            return f"token-of-{namespace}/{name}"
+
+    ca = tmp_path / "ca.crt"
+    ca.write_text("CA")
+    servers = ms.ModelServers(TokenKube([dgd, *pods, config_map]), None, tmp_path, {}, NoProfiles(),
+                              model_path="/snap", hf_home=None, in_cluster=InCluster("127.0.0.1", 6443, str(ca)))
+    assert servers.serves(planner_pod)
+    server = next(s for s in servers.wanted().values() if s.role == "planner")
+    (proc,) = servers._processes(server, None, "m")
+    # its own configuration (the ConfigMap written where the command reads it), as its ServiceAccount, in-cluster
+    config = Path(proc.argv[proc.argv.index("--config") + 1])
+    assert config.is_file() and config.read_text() == next(iter(config_map["data"].values()))
+    account = Path(proc.argv[3])
+    assert (account / "token").read_text() == f"token-of-muse/{planner_pod['spec']['serviceAccountName']}"
+    assert (account / "namespace").read_text() == "muse" and (account / "ca.crt").read_text() == "CA"
+    assert SERVICE_ACCOUNT_DIR in proc.argv[2] and proc.argv[4:7][1:] == ["-m", "dynamo.planner"]
+    assert proc.env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1" and proc.env["KUBERNETES_SERVICE_PORT"] == "6443"
+    assert proc.env["DYN_DISCOVERY_BACKEND"] == "file"
+    assert servers._health_url(server).endswith(f":{op.PLANNER_METRICS_PORT}/metrics")
 
 
 def test_disaggregated_workers_run_as_prefill_and_decode_engines():
@@ -148,6 +177,21 @@ def test_a_graph_is_calibrated_with_the_engines_router_and_worker_counts_it_serv
         assert engines.args[engines.args.index("--disaggregation-mode") + 1] == "prefill"
         assert engines.decode_args[engines.decode_args.index("--disaggregation-mode") + 1] == "decode"
     assert isinstance(engines, Engines)
+
+
+def test_replicas_an_autoscaler_sets_change_neither_the_calibration_nor_a_running_engines_arguments():
+    from kubesim.standins import mocker_calibration as mc
+
+    dgd = _dgd(sku="gb300", mode="disagg", autoscaling="on")
+    profiles = sp.Profiles(TRACE, "/snap", None, tokenizer="t", cache_dir="/nonexistent")
+    before = profiles.engines(dgd)
+    for c in dgd["spec"]["components"]:
+        if "scalingAdapter" in c:
+            c["replicas"] = 2                   # what the operator writes from the planner's adapters
+    after = profiles.engines(dgd)
+    assert after == before and (after.workers, after.decode_workers) == (1, 1)
+    figures = sp.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
+    assert mc.cache_key(figures, TRACE, after, True) == mc.cache_key(figures, TRACE, before, True)
 
 
 def test_a_profile_is_made_once_in_the_background_and_a_failed_one_serves_uncalibrated(tmp_path):

@@ -32,6 +32,9 @@ def test_a_pod_monitor_becomes_a_pod_discovery_job_that_keeps_its_selector_and_p
     assert keeps[("__meta_kubernetes_pod_container_port_name",)] == "system"
     targets = {r["target_label"]: r for r in job["relabel_configs"] if r.get("target_label")}
     assert targets["job"]["replacement"] == "muse/dynamo-worker" and set(targets) >= {"namespace", "pod", "container"}
+    # the monitor's own relabeling, in Prometheus' spelling, after the operator's target labels
+    assert job["relabel_configs"][-1] == {"action": "replace", "target_label": "dynamo_namespace",
+                                          "source_labels": ["__meta_kubernetes_pod_label_nvidia_com_dynamo_namespace"]}
 
 
 def test_an_unknown_selector_operator_is_refused():
@@ -61,6 +64,7 @@ def test_promtool_accepts_the_configuration_and_the_rule_files(tmp_path):
     config = yaml.safe_load(stand_in.config_file.read_text())
     assert config["global"] == {"scrape_interval": "2s", "evaluation_interval": "2s"}
     assert [j["job_name"] for j in config["scrape_configs"]] == ["podMonitor/muse/dynamo-frontend/0",
+                                                                 "podMonitor/muse/dynamo-planner/0",
                                                                  "podMonitor/muse/dynamo-worker/0"]
     assert stand_in.write(op.pod_monitors("muse", [DGD]), [])                  # the rule went: its file goes
     assert not list((tmp_path / "p" / "rules").glob("*.yaml"))

@@ -71,6 +71,9 @@ def test_every_broken_autoscaling_rule_is_named_at_once():
                     "autoscaling": "advisory"})
     with pytest.raises(PlanRefused, match="invalid-autoscaling"):
         build_plan({"sku": "gb300", "mode": "agg", "autoscaling": "sometimes"})
+    with pytest.raises(PlanRefused, match="autoscaling-interval") as err:
+        build_plan({"sku": "gb300", "mode": "agg", "autoscaling": "on", "autoscaling_interval": 5})
+    assert "autoscaling_interval>5" in str(err.value)
 
 
 def _real_planner_config(config: dict) -> dict:
@@ -99,6 +102,23 @@ def test_the_real_planner_accepts_the_configuration_with_the_alerts_objectives(r
     assert real["min_endpoint"] == plan["autoscaling"]["min_replicas"]
     assert real["max_gpu_budget"] == plan["autoscaling"]["gpu_budget"]
     assert real["mode"] == ("disagg" if request_["mode"] == "disagg" else "agg")
+    # both loops on the same objectives; its decisions exported where the planner PodMonitor scrapes them
+    assert real["enable_throughput_scaling"] is True and real["enable_load_scaling"] is True
+    assert real["load_adjustment_interval_seconds"] < real["throughput_adjustment_interval_seconds"]
+    assert real["metric_reporting_prometheus_port"] == planner.METRICS_PORT
+    component = _components(render.dynamo_graph_deployment(plan, "muse"))["Planner"]
+    assert component["podTemplate"]["spec"]["containers"][0]["ports"] == [
+        {"name": "metrics", "containerPort": planner.METRICS_PORT, "protocol": "TCP"}]
+
+
+def test_a_changed_planner_configuration_changes_the_planner_pod_template():
+    """The planner reads its configuration at start only: the digest in its pod template restarts it."""
+    def template(request_):
+        component = _components(render.dynamo_graph_deployment(build_plan(request_), "muse"))["Planner"]
+        return component["podTemplate"]["metadata"]["annotations"][planner.CONFIG_DIGEST_ANNOTATION]
+
+    assert template(DISAGG) == template(dict(DISAGG))
+    assert template(DISAGG) != template({**DISAGG, "autoscaling_interval": 60})
 
 
 def test_the_planners_role_may_scale_the_adapters_and_read_the_graph_only():
@@ -107,6 +127,9 @@ def test_the_planners_role_may_scale_the_adapters_and_read_the_graph_only():
     verbs = {r["resources"][0]: set(r["verbs"]) for r in role["rules"]}
     assert verbs["dynamographdeployments"] == {"get", "list", "watch"}
     assert "patch" in verbs["dynamographdeploymentscalingadapters/scale"]
+    # a refusal to list the workers' metadata (unlike an absent CRD) stops the 1.5.1 planner at start
+    assert verbs["dynamoworkermetadatas"] == {"get", "list", "watch"}
+    assert all(not ({"create", "delete"} & v) for v in verbs.values())
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": "muse"}]
 
 
