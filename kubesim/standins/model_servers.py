@@ -40,6 +40,7 @@ from . import dynamo_runtime as rt
 from . import planner_pod
 from .mocker_profile import ProfileError
 from .pod_env import command_words
+from .worker_metadata import WorkerMetadata
 
 log = logging.getLogger("kubesim.standins.model_servers")
 
@@ -117,6 +118,7 @@ class ModelServers:
         self.model_path = model_path        # the rehearsal tokenizer snapshot every served name resolves to
         self.hf_home = hf_home
         self.in_cluster = in_cluster        # how a pod reaches the API server; without it no planner runs
+        self.metadata = WorkerMetadata(kube)
         self.graphs: dict[str, rt.ServedGraph] = {}       # workload uid -> its processes
         self.servers: dict[str, PodServer] = {}           # pod uid -> what it runs
         self._workloads: dict[str, dict] = {}
@@ -288,6 +290,10 @@ class ModelServers:
     def _report_serving(self, wanted: dict[str, PodServer]) -> None:
         """Mark each pod ``up`` once its process answers its health endpoint (probed from inside the namespace)."""
         pods = {p["metadata"]["uid"]: p for p in self.kube.list("v1", "Pod") if p["metadata"]["uid"] in wanted}
+        for uid, s in wanted.items():
+            graph = self.graphs.get(s.workload)
+            if s.role in op.WORKER_TYPES and not s.standalone and graph is not None and uid in pods:
+                self.metadata.publish(pods[uid], graph.discovery_dir, s.ip)
         pending = {uid: s for uid, s in wanted.items()
                    if ((pods.get(uid) or {}).get("metadata", {}).get("annotations") or {}).get(SERVING) != UP}
         if not pending:

@@ -19,6 +19,8 @@ LIVE_READS = (("dgds", "DynamoGraphDeployment"), ("deployments", "Deployment"), 
               # the planner's objects (module_utils/planner), by their component label
               ("planner_configs", "ConfigMap"), ("planner_accounts", "ServiceAccount"), ("planner_roles", "Role"),
               ("planner_bindings", "RoleBinding"), ("scaledobjects", "ScaledObject"))
+# what the Dynamo operator creates for each component a planner scales (not the collection's: never drift)
+ADAPTERS_READ = "scaling_adapters"
 
 
 def _resources(read: dict | None) -> list[dict]:
@@ -34,6 +36,18 @@ def _replicas(kind: str, obj: dict) -> str:
         return f"{have}/{want}"
     spec = obj.get("spec") or {}
     return f"{int(status.get('readyReplicas') or 0)}/{1 if spec.get('replicas') is None else int(spec['replicas'])}"
+
+
+def scaling(dgd: dict, adapters: list[dict]) -> list[dict]:
+    """Each scaled component of ``dgd`` (``scalingAdapter`` set): its ready replicas and the replicas its adapter
+    asks for (what the planner last set; None before the operator made the adapter)."""
+    name = (dgd.get("metadata") or {}).get("name")
+    planned = {((a.get("spec") or {}).get("dgdRef") or {}).get("serviceName"): (a.get("spec") or {}).get("replicas")
+               for a in adapters if ((a.get("spec") or {}).get("dgdRef") or {}).get("name") == name}
+    status = (dgd.get("status") or {}).get("components") or {}
+    return [{"component": c["name"], "current": int((status.get(c["name"]) or {}).get("readyReplicas") or 0),
+             "planned": planned.get(c["name"])}
+            for c in (dgd.get("spec") or {}).get("components") or [] if c.get("scalingAdapter") is not None]
 
 
 def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -> list[dict]:
@@ -86,6 +100,8 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
             row["image"] = rv.workload_image([workload]) or (latest or {}).get("image", "")
             row["ready"] = "yes" if wi.readiness(kind, workload) else "no"
             row["replicas"] = _replicas(kind, workload)
+            if kind == "DynamoGraphDeployment":
+                row["scaling"] = scaling(workload, _resources(reads.get(ADAPTERS_READ)))
         else:
             row["image"] = (latest or {}).get("image", "")
             row["ready"] = "absent"
@@ -94,7 +110,7 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
 
 
 LIVE_COLUMNS = ("live", "alerts")
-HEADERS.update({"live": "Live (p90, errors, rate)", "alerts": "Alerts"})
+HEADERS.update({"live": "Live (p90, errors, rate)", "alerts": "Alerts", "scaling": "Scaling (ready/planned)"})
 
 
 def live_targets(rows: list[dict], catalog_targets: dict) -> list[dict]:
@@ -109,8 +125,8 @@ def with_live(rows: list[dict], live: dict) -> list[dict]:
     out = []
     for r in rows:
         entry = (live or {}).get(r.get("target"))
-        out.append({**r, "live": entry["figures"], "alerts": entry["alerts"], "live_error": entry["error"]}
-                   if entry else r)
+        out.append({**r, "live": entry["figures"], "alerts": entry["alerts"], "live_error": entry["error"],
+                    "planner": entry.get("planner")} if entry else r)
     return out
 
 
@@ -140,8 +156,23 @@ def _alerts_text(row: dict) -> str:
     return ", ".join(f"{a['name']} ({a['state']}, {a['severity']})" for a in alerts)
 
 
+def _scaling_text(row: dict) -> str:
+    """``Decode 1/2, Prefill 1/1; planner: load scale_up, throughput model_not_ready`` (ready/planned)."""
+    parts = [f"{s['component']} {s['current']}/{'?' if s['planned'] is None else s['planned']}"
+             for s in row.get("scaling") or []]
+    decision = row.get("planner")
+    if decision:
+        asked = ", ".join(f"{k} {v}" for k, v in sorted((decision.get("predicted") or {}).items()))
+        parts.append("planner: " + ", ".join(f"{loop} {decision[loop]}" for loop in ("load", "throughput")
+                                             if decision.get(loop)) + (f" (asked {asked})" if asked else ""))
+    elif row.get("scaling") and "live" in row and not row.get("live_error"):
+        parts.append("planner: no decision scraped")
+    return "; ".join(parts) or "-"
+
+
 def _columns(rows: list[dict]) -> tuple:
-    return COLUMNS + (LIVE_COLUMNS if any("live" in r for r in rows) else ())
+    scaled = ("scaling",) if any(r.get("scaling") for r in rows) else ()
+    return COLUMNS + scaled + (LIVE_COLUMNS if any("live" in r for r in rows) else ())
 
 
 def unreachable_row(cluster: str, namespace: str, message: str) -> dict:
@@ -162,6 +193,8 @@ def _cell(row: dict, col: str, limit: int) -> str:
         text = _live_text(row)
     elif col == "alerts":
         text = _alerts_text(row)
+    elif col == "scaling":
+        text = _scaling_text(row)
     else:
         text = str(row.get(col, ""))
     text = " ".join(text.split())
@@ -171,7 +204,8 @@ def _cell(row: dict, col: str, limit: int) -> str:
 def table_lines(rows: list[dict], limit: int = 60) -> list[str]:
     """The table (drift cells list the fields; every drifted field follows under the table, with values)."""
     columns = _columns(rows)
-    cells = [[_cell(r, c, 2 * limit if c in ("drift", "live", "alerts") else limit) for c in columns] for r in rows]
+    cells = [[_cell(r, c, 2 * limit if c in ("drift", "live", "alerts", "scaling") else limit) for c in columns]
+             for r in rows]
     widths = [max([len(HEADERS[c])] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
     lines = ["  ".join(HEADERS[c].ljust(widths[i]) for i, c in enumerate(columns)).rstrip(),
              "  ".join("-" * w for w in widths)]

@@ -99,6 +99,31 @@ def objective_figures(url: str, plan: dict, ns: str, window: str = "5m", at: flo
     return {"window": window, **figures}
 
 
+# What ai-dynamo 1.5.1's planner exports (its metric_reporting_prometheus_port): each loop's last decision as an
+# enum (one series per state, 1 for the current one) and, after a decision that changes something, the replicas
+# it asked for.
+PLANNER_LOOPS = {"load": "dynamo_planner_load_scaling_decision",
+                 "throughput": "dynamo_planner_throughput_scaling_decision"}
+PLANNER_PREDICTED = {"prefill": "dynamo_planner_predicted_num_prefill_replicas",
+                     "decode": "dynamo_planner_predicted_num_decode_replicas"}
+
+
+def planner_decision(url: str, ns: str, timeout: float = 10.0) -> dict | None:
+    """The planner's last decision in ``ns``: each loop's state and the replicas it last asked for (None when no
+    planner of that namespace is scraped)."""
+    sel = f'namespace="{ns}"'
+    states = {}
+    for loop, metric in PLANNER_LOOPS.items():
+        result = query(url, f"{metric}{{{sel}}} == 1", timeout=timeout)
+        if result:
+            states[loop] = result[0]["metric"].get(metric)
+    if not states:
+        return None
+    predicted = {role: single_value(query(url, f"max({metric}{{{sel}}})", timeout=timeout))
+                 for role, metric in PLANNER_PREDICTED.items()}
+    return {**states, "predicted": {k: int(v) for k, v in predicted.items() if v}}
+
+
 # What the engines export about their prefix cache: SGLang a hit-rate gauge; vLLM hit and query counters (the
 # mocker's vLLM engine exports neither, so a rehearsal of a vLLM target reports no hit rate).
 PREFIX_HIT_RATE = {

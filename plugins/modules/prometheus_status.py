@@ -59,7 +59,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 targets:
-  description: Per target key, its figures and alerts.
+  description:
+    - Per target key, its figures and alerts; for a Dynamo target whose planner is scraped, C(planner) holds its last
+      decision (each loop's state, and the replicas per role it last asked for), else null.
   returned: always
   type: dict
   sample:
@@ -69,6 +71,7 @@ targets:
                 since: "2026-12-03T07:00:00Z", summary: "..."}]
       server: {window_s: 312, target: {requests_per_s: 0.7, queue_avg: 0.4, queue_max: 6},
                pods: {muse-spark-sglang-agg-gb300-worker-0: {kv_usage_max: 0.31, prefix_hit_rate: 0.88}}}
+      planner: {load: scale_up, throughput: model_not_ready, predicted: {decode: 2}}
       error: ""
 error:
   description: Why Prometheus could not be read; empty when it answered.
@@ -132,6 +135,8 @@ def run_module(module) -> None:
                 entry["figures"] = pq.objective_figures(p["url"], plan, t["namespace"], p["window"],
                                                         timeout=p["timeout"])
                 entry["alerts"] = pq.target_alerts(p["url"], t["key"], timeout=p["timeout"])
+                if t["runtime"] == "dynamo":
+                    entry["planner"] = pq.planner_decision(p["url"], t["namespace"], timeout=p["timeout"])
                 if window:
                     entry["server"] = pq.server_figures(p["url"], plan, t["namespace"], window[0], window[1],
                                                         timeout=p["timeout"])

@@ -47,3 +47,35 @@ def test_a_maximum_the_cluster_cannot_hold_is_refused_before_anything_is_applied
     assert "3 Worker pod(s) of 4 nvidia.com/gpu (new, at its autoscaling maximum)" in text, text[-3000:]
     assert "a lower -e autoscaling_max_replicas" in text and "Nothing was applied" in text
     assert get(env.dyn, *DGD, DGD_NAME, env.namespace) is None
+
+
+def _planner_config(env) -> dict:
+    import json
+
+    cm = get(env.dyn, "v1", "ConfigMap", PLANNER, env.namespace)
+    return json.loads(next(iter(cm["data"].values())))
+
+
+def _planner_digest(env) -> str:
+    comps = {c["name"]: c for c in get(env.dyn, *DGD, DGD_NAME, env.namespace)["spec"]["components"]}
+    return comps["Planner"]["podTemplate"]["metadata"]["annotations"]["inferops.dynamo/planner-config-digest"]
+
+
+def test_an_update_of_the_planner_is_recorded_and_rollback_restores_its_configuration(deploy_env):
+    env = deploy_env()
+    first = env.run("deploy.yml", *SCALED, "-e", "autoscaling_interval=60")
+    assert first.rc == 0, first.output[-4000:]
+    before, digest = _planner_config(env), _planner_digest(env)
+    assert before["throughput_adjustment_interval_seconds"] == 60 and before["advisory"] is True
+
+    update = env.run("deploy.yml", *AGG, "-e", "autoscaling=on", "-e", "autoscaling_max_replicas=2",
+                     "-e", "autoscaling_interval=120")
+    assert update.rc == 0, update.output[-4000:]
+    changed = _planner_config(env)
+    assert changed["throughput_adjustment_interval_seconds"] == 120 and changed["advisory"] is False
+    assert _planner_digest(env) != digest                     # the planner pod restarts on its new configuration
+
+    back = env.run("rollback.yml", *AGG, "-e", "revision=1")
+    assert back.rc == 0, back.output[-4000:]
+    assert "Restoring sglang-agg-gb300 revision 1" in " ".join(back.stdout.split())
+    assert _planner_config(env) == before and _planner_digest(env) == digest

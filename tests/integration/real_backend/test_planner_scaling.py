@@ -1,0 +1,102 @@
+"""Dynamo's real planner scales a deployment on the real control plane: ai-dynamo 1.5.1's `dynamo.planner` runs as the
+planner pod (in-cluster, as its ServiceAccount), reads the rehearsal's real Prometheus and the engines' forward-pass
+metrics, and scales a worker component through its DynamoGraphDeploymentScalingAdapter on the real API server; the
+operator stand-in writes the adapter's replicas into the DGD and creates the pod, whose mocker engine registers with
+the real frontend and takes requests. status.yml then shows ready against planned replicas and the planner's last
+decision. (The load that rises and falls, against fixed deployments: bench/planner_scaling.py.)"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from deploy_helpers import DGD, BackgroundPlaybook, get, items, write_inventory
+
+from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timing]
+
+TARGET = ["-e", "sku=gb300", "-e", "mode=disagg"]
+DGD_NAME = "muse-spark-sglang-disagg-gb300"
+ADAPTERS = ("nvidia.com/v1beta1", "DynamoGraphDeploymentScalingAdapter")
+SCRAPE_S = 2
+
+
+@pytest.fixture
+def planner_cluster(tmp_path, monkeypatch):
+    """A real control plane of its own (four GB300 nodes: room for every worker component at two replicas) serving
+    with the real Dynamo runtime, with a Prometheus scraping every 2 s."""
+    from kubesim.control_plane.cluster import MODEL_SERVERS_ENV
+    from kubesim.rehearsal import QUICK, start_rehearsal
+
+    monkeypatch.setenv(MODEL_SERVERS_ENV, "dynamo")
+    cs = start_rehearsal(1, backend="real", state_dir=tmp_path / "cluster", prometheus=SCRAPE_S, nodes="gb300:4",
+                         **QUICK)
+    try:
+        cluster = cs[0]
+        ns = "plan-" + uuid.uuid4().hex[:8]
+        yield cluster, cluster.dynamic(), ns, write_inventory(tmp_path / "inv.yml", cluster.kubeconfig,
+                                                              cluster.context, ns)
+    finally:
+        cs.stop()
+
+
+def _wait(what: str, fn, timeout: float, every: float = 1.0):
+    deadline = time.time() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        assert time.time() < deadline, f"{what} after {timeout:.0f} s"
+        time.sleep(every)
+
+
+def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_requests(planner_cluster, playbook,
+                                                                                    tmp_path):
+    cluster, dyn, ns, inv = planner_cluster
+    prom = cluster.prometheus_url
+    deploy = playbook("deploy.yml", "-i", str(inv), *TARGET, "-e", "autoscaling=on", "-e", "autoscaling_max_replicas=2",
+                      "-e", "autoscaling_interval=20", "-e", f"autoscaling_prometheus_url={prom}",
+                      "-e", f"monitoring_scrape_interval={SCRAPE_S}")
+    assert deploy.rc == 0, deploy.output[-4000:]
+    adapters = {a["spec"]["dgdRef"]["serviceName"]: a for a in items(dyn, *ADAPTERS, ns)}
+    assert {c: a["spec"]["replicas"] for c, a in adapters.items()} == {"PrefillWorker": 1, "DecodeWorker": 1}
+    before = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component=DecodeWorker")}
+
+    # Concurrency 32 puts each request's ITL past the objective on one decode engine (the planner's estimate from the
+    # engine's own forward-pass metrics): the planner adds a decode replica.
+    load = BackgroundPlaybook(tmp_path, "benchmark.yml", "-i", str(inv), *TARGET, "-e", "benchmark_concurrency=32",
+                              "-e", "benchmark_request_count=320", "-e", "benchmark_warmup_requests=0",
+                              "-e", "benchmark_restart_workers=false", "-e", "benchmark_workers_max=2",
+                              "-e", f"benchmark_results_dir={tmp_path / 'results'}")
+    try:
+        _wait("the planner scaling DecodeWorker to 2 through its adapter", lambda: next(
+            (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["serviceName"] == "DecodeWorker"
+             and a["spec"]["replicas"] == 2), None), timeout=240)
+        dgd = _wait("the DGD ready at two decode replicas", lambda: (
+            d if (d := get(dyn, *DGD, DGD_NAME, ns))
+            and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas") == 2
+            else None), timeout=120)
+        decode = {c["name"]: c for c in dgd["spec"]["components"]}["DecodeWorker"]
+        assert decode["replicas"] == 2
+        owners = [m["manager"] for m in dgd["metadata"]["managedFields"]
+                  if 'k:{"name":"DecodeWorker"}' in str(m.get("fieldsV1")) and "f:replicas" in str(m.get("fieldsV1"))]
+        assert owners == ["dynamo-operator"], owners                 # the adapter's, not the collection's
+        (new,) = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
+                                                       "nvidia.com/dynamo-component=DecodeWorker")} - before
+        # the new engine registered with the frontend and serves: its own metrics count requests
+        served = _wait(f"requests on the new decode engine {new}", lambda: prometheus_query.single_value(
+            prometheus_query.query(prom, f'sum(dynamo_component_requests_total{{namespace="{ns}",pod="{new}"}})'))
+            or None, timeout=120, every=2)
+        assert served > 0
+    finally:
+        result = load.wait(timeout=900)
+    assert "Report: " in result.stdout, result.output[-3000:]
+
+    status = playbook("status.yml", "-i", str(inv), "-e", f"prometheus_url={prom}",
+                      "-e", f"release_results_dir={tmp_path / 'status'}")
+    assert status.rc == 0, status.output[-3000:]
+    flat = " ".join(status.stdout.split())
+    assert "Scaling (ready/planned)" in flat and "PrefillWorker 1/1" in flat, flat[-3000:]
+    assert "planner: load " in flat and "Drift of" not in flat, flat[-3000:]
