@@ -80,10 +80,20 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
             else None), timeout=120)
         decode = {c["name"]: c for c in dgd["spec"]["components"]}["DecodeWorker"]
         assert decode["replicas"] == 2
-        owners = [m["manager"] for m in dgd["metadata"]["managedFields"]
-                  if "f:replicas" in (((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components") or {})
-                  .get('k:{"name":"DecodeWorker"}', {})]
-        assert owners == ["dynamo-operator"], owners                 # the adapter's, not the collection's
+        def owners() -> list[str]:
+            fields = [((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components") or {}
+                      for m in get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"]]
+            return [m["manager"] for m, f in zip(get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"], fields,
+                                                 strict=True)
+                    if "f:replicas" in f.get('k:{"name":"DecodeWorker"}', {})]
+
+        assert owners() == ["dynamo-operator"], owners()            # the adapter's, not the collection's
+        # an unchanged rerun of deploy neither resets what the planner chose nor takes the field over
+        again = playbook("deploy.yml", "-i", str(inv), *TARGET, "-e", "autoscaling=on",
+                         "-e", "autoscaling_max_replicas=2", "-e", "autoscaling_interval=20",
+                         "-e", f"autoscaling_prometheus_url={prom}", "-e", f"monitoring_scrape_interval={SCRAPE_S}")
+        assert again.rc == 0, again.output[-4000:]
+        assert owners() == ["dynamo-operator"], owners()
         (new,) = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
                                                        "nvidia.com/dynamo-component=DecodeWorker")} - before
         # the new engine registered with the frontend and serves: its own metrics count requests
