@@ -133,15 +133,17 @@ def _phase_figures(rows: list[dict], ttft_ms: float, itl_ms: float) -> dict:
             "itl_p50": statistics.median(float(r["itl_ms"]) for r in ok) if ok else None}
 
 
-def run_scenario(label: str, cluster, work: Path, target: list[str], extra: list[str], phases, args, plan) -> dict:
+def run_scenario(label: str, cluster, work: Path, target: list[str], extra: list[str], fixed: int | None, phases,
+                 args, plan) -> dict:
+    """Deploy, hold every worker component at ``fixed`` replicas when given, replay the phases, tear down."""
     namespace = "ps-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
     inventory = rehearsal_inventory(work / f"inventory-{namespace}.yml", cluster, namespace)
     print(f"[{label}] deploying ...", flush=True)
     _playbook("deploy.yml", inventory, *target, *extra, log=work / f"{namespace}-deploy.log")
     dyn = cluster.dynamic()
     workers = [w["component"] for w in plan["workers"]]
-    if label.startswith("fixed") and args.fixed_max_label in label:
-        _scale_fixed(dyn, plan["name"], namespace, args.max, workers)
+    if fixed is not None and fixed != 1:       # the recipe's replicas are one per worker component
+        _scale_fixed(dyn, plan["name"], namespace, fixed, workers)
     sampler = ReplicaSampler(dyn, plan["name"], namespace, {w["component"]: int(w["gpus"]) * int(w.get("nodes") or 1)
                                                             for w in plan["workers"]})
     sampler.start()
@@ -261,7 +263,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated subset of: planner,minimum,maximum")
     ap.add_argument("--keep-logs", default=None)
     args = ap.parse_args(argv)
-    args.fixed_max_label = "maximum"
     phases = [tuple(int(x) for x in p.split(":")) for p in args.phases.split(",")]
 
     os.environ["KUBESIM_MODEL_SERVERS"] = "dynamo"
@@ -288,16 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(filter(None, args.only.split(","))) or {"planner", "minimum", "maximum"}
     try:
         scenarios = [
-            ("planner", ["-e", "autoscaling=on", "-e", f"autoscaling_min_replicas={args.min}",
-                         "-e", f"autoscaling_max_replicas={args.max}", "-e", f"autoscaling_interval={args.interval}",
-                         "-e", f"autoscaling_prometheus_url={cluster.prometheus_url}"]),
-            (f"fixed at the minimum ({args.min})", []),
-            (f"fixed at the maximum ({args.max})", []),
+            ("planner", "planner", ["-e", "autoscaling=on", "-e", f"autoscaling_min_replicas={args.min}",
+                                    "-e", f"autoscaling_max_replicas={args.max}",
+                                    "-e", f"autoscaling_interval={args.interval}",
+                                    "-e", f"autoscaling_prometheus_url={cluster.prometheus_url}"], None),
+            ("minimum", f"fixed at the minimum ({args.min})", [], args.min),
+            ("maximum", f"fixed at the maximum ({args.max})", [], args.max),
         ]
-        for label, extra in scenarios:
-            if not any(w in label for w in wanted):
-                continue
-            results.append(run_scenario(label, cluster, work, target, extra, phases, args, plan))
+        for key, label, extra, fixed in scenarios:
+            if key in wanted:
+                results.append(run_scenario(label, cluster, work, target, extra, fixed, phases, args, plan))
     finally:
         cs.stop()
         if not args.keep_logs:

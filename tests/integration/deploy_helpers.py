@@ -191,3 +191,16 @@ def workload_of(key: str) -> tuple[str, str]:
     """(kind, name) of a target's serving workload."""
     t = catalog_target(key)
     return ("DynamoGraphDeployment" if t["runtime"] == "dynamo" else "Deployment"), t["name"]
+
+
+def wait_until(what: str, fn, timeout: float = 60, every: float = 0.5):
+    """``fn()``'s first truthy value, polled every ``every`` seconds; fails the test naming ``what`` after ``timeout``."""
+    import time
+
+    deadline = time.time() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        assert time.time() < deadline, f"{what} after {timeout:.0f} s"
+        time.sleep(every)

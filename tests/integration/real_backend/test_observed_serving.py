@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 
 import pytest
-from deploy_helpers import DGD, BackgroundPlaybook, items, write_inventory
+from deploy_helpers import DGD, BackgroundPlaybook, items, wait_until
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query
 
@@ -31,21 +30,9 @@ FAST_LONG_S = 60
 
 
 @pytest.fixture
-def observed_cluster(tmp_path, monkeypatch):
-    """A real control plane of its own whose serving pods run the real Dynamo runtime (KUBESIM_MODEL_SERVERS=dynamo,
-    not the default yet: docs/dynamo-runtime.md) with a Prometheus scraping every 2 s; a namespace and an inventory."""
-    from kubesim.control_plane.cluster import MODEL_SERVERS_ENV
-    from kubesim.rehearsal import QUICK, start_rehearsal
-
-    monkeypatch.setenv(MODEL_SERVERS_ENV, "dynamo")
-    cs = start_rehearsal(1, backend="real", state_dir=tmp_path / "cluster", prometheus=SCRAPE_S, **QUICK)
-    try:
-        cluster = cs[0]
-        ns = "obs-" + uuid.uuid4().hex[:8]
-        yield cluster, cluster.dynamic(), ns, write_inventory(tmp_path / "inv.yml", cluster.kubeconfig,
-                                                              cluster.context, ns)
-    finally:
-        cs.stop()
+def observed_cluster(runtime_cluster):
+    """A real control plane of its own serving with the real Dynamo runtime, a Prometheus scraping every 2 s."""
+    return runtime_cluster("obs", SCRAPE_S)
 
 
 def _scrape_targets(url: str, ns: str) -> list[dict]:
@@ -54,16 +41,6 @@ def _scrape_targets(url: str, ns: str) -> list[dict]:
     with urllib.request.urlopen(f"{url}/api/v1/targets?state=active", timeout=5) as r:
         active = json.load(r)["data"]["activeTargets"]
     return [t for t in active if t["labels"].get("namespace") == ns]
-
-
-def _wait(what: str, fn, timeout: float = 60, every: float = 0.5):
-    deadline = time.time() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.time() < deadline, f"{what} after {timeout:.0f} s"
-        time.sleep(every)
 
 
 def _seconds(rfc3339: str) -> float:
@@ -87,7 +64,7 @@ def test_the_real_runtime_is_served_near_the_published_figures_watched_by_a_real
     # http port and the worker on its system port, on the pods' own IPs.
     pods = {p["metadata"]["name"]: p for p in items(dyn, "v1", "Pod", ns, "nvidia.com/metrics-enabled=true")}
     assert {p["metadata"]["labels"]["nvidia.com/dynamo-component-type"] for p in pods.values()} == {"frontend", "worker"}
-    targets = _wait("the frontend and the worker scraped", lambda: (
+    targets = wait_until("the frontend and the worker scraped", lambda: (
         t if len(t := [x for x in _scrape_targets(prom, ns) if x["health"] == "up"]) == 2 else None))
     assert {t["labels"]["job"] for t in targets} == {f"{ns}/dynamo-frontend", f"{ns}/dynamo-worker"}
     for t in targets:

@@ -7,11 +7,8 @@ decision. (The load that rises and falls, against fixed deployments: bench/plann
 
 from __future__ import annotations
 
-import time
-import uuid
-
 import pytest
-from deploy_helpers import DGD, BackgroundPlaybook, get, items, write_inventory
+from deploy_helpers import DGD, BackgroundPlaybook, get, items, wait_until
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query
 
@@ -24,32 +21,9 @@ SCRAPE_S = 2
 
 
 @pytest.fixture
-def planner_cluster(tmp_path, monkeypatch):
-    """A real control plane of its own (four GB300 nodes: room for every worker component at two replicas) serving
-    with the real Dynamo runtime, with a Prometheus scraping every 2 s."""
-    from kubesim.control_plane.cluster import MODEL_SERVERS_ENV
-    from kubesim.rehearsal import QUICK, start_rehearsal
-
-    monkeypatch.setenv(MODEL_SERVERS_ENV, "dynamo")
-    cs = start_rehearsal(1, backend="real", state_dir=tmp_path / "cluster", prometheus=SCRAPE_S, nodes="gb300:4",
-                         **QUICK)
-    try:
-        cluster = cs[0]
-        ns = "plan-" + uuid.uuid4().hex[:8]
-        yield cluster, cluster.dynamic(), ns, write_inventory(tmp_path / "inv.yml", cluster.kubeconfig,
-                                                              cluster.context, ns)
-    finally:
-        cs.stop()
-
-
-def _wait(what: str, fn, timeout: float, every: float = 1.0):
-    deadline = time.time() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.time() < deadline, f"{what} after {timeout:.0f} s"
-        time.sleep(every)
+def planner_cluster(runtime_cluster):
+    """Four GB300 nodes: room for every worker component at two replicas."""
+    return runtime_cluster("plan", SCRAPE_S, nodes="gb300:4")
 
 
 def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_requests(planner_cluster, playbook,
@@ -71,10 +45,10 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                               "-e", "benchmark_restart_workers=false", "-e", "benchmark_workers_max=2",
                               "-e", f"benchmark_results_dir={tmp_path / 'results'}")
     try:
-        _wait("the planner scaling DecodeWorker to 2 through its adapter", lambda: next(
+        wait_until("the planner scaling DecodeWorker to 2 through its adapter", lambda: next(
             (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["serviceName"] == "DecodeWorker"
              and a["spec"]["replicas"] == 2), None), timeout=240)
-        dgd = _wait("the DGD ready at two decode replicas", lambda: (
+        dgd = wait_until("the DGD ready at two decode replicas", lambda: (
             d if (d := get(dyn, *DGD, DGD_NAME, ns))
             and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas") == 2
             else None), timeout=120)
@@ -97,7 +71,7 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
         (new,) = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
                                                        "nvidia.com/dynamo-component=DecodeWorker")} - before
         # the new engine registered with the frontend and serves: its own metrics count requests
-        served = _wait(f"requests on the new decode engine {new}", lambda: prometheus_query.single_value(
+        served = wait_until(f"requests on the new decode engine {new}", lambda: prometheus_query.single_value(
             prometheus_query.query(prom, f'sum(dynamo_component_requests_total{{namespace="{ns}",pod="{new}"}})'))
             or None, timeout=120, every=2)
         assert served > 0
