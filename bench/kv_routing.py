@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "collections")]
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render  # noqa: E402
 from kubesim.standins import dynamo_runtime as rt  # noqa: E402
 from kubesim.standins import mocker_live  # noqa: E402
 from kubesim.standins.mocker_profile import PublishedFigures  # noqa: E402

@@ -47,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "collections")]
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan  # noqa: E402
 from bench.rehearsal import BIN, rehearsal_inventory  # noqa: E402
 
 DGD = ("nvidia.com/v1beta1", "DynamoGraphDeployment")

@@ -2,10 +2,10 @@
 
 Sources, in order of authority:
 
-* the catalog (``plugins/module_utils/catalog.py``: ``load_catalog().choices()``) for ``model``, ``sku``,
+* the catalog (``plugins/module_utils/plan/catalog.py``: ``load_catalog().choices()``) for ``model``, ``sku``,
   ``framework``, ``mode``, and the targets' ``flavours`` for ``flavour``; the models' ``max_context`` bounds
   ``context_length``;
-* ``plugins/module_utils/plan.py`` ``CHOICES`` for ``checkpoint``, ``parallelism``, ``speculative``,
+* ``plugins/module_utils/plan/build.py`` ``CHOICES`` for ``checkpoint``, ``parallelism``, ``speculative``,
   ``rdma_provider``, ``vllm_frontend``, ``kv_cache_dtype``;
 * the roles' ``meta/argument_specs.yml`` for every question's type, description and (plan template only)
   default. A variable no argument spec declares yet falls back to ``FALLBACK`` below.
@@ -38,8 +38,8 @@ for _p in (ROOT / "collections", ROOT):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import plan as plan_mod  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils.catalog import load_catalog  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build as plan_mod  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import load_catalog  # noqa: E402
 
 SURVEY_DIR = ROOT / "awx" / "surveys"
 

@@ -9,18 +9,15 @@ import tempfile
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import (
-    aiperf,
-    bench_charts,
-    bench_compare,
-    bench_cost,
-    bench_html,
-    bench_index,
-    bench_provenance,
-    bench_slo,
-)
-from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf_job_report as job_report
-from ansible_collections.inferops.dynamo.plugins.module_utils import bench_report as br
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, job_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import charts as bench_charts
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import compare as bench_compare
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import cost as bench_cost
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import html as bench_html
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import index as bench_index
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import provenance as bench_provenance
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import report as br
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import slo as bench_slo
 
 ARGUMENT_SPEC = {
     "dest": {"type": "path", "required": True},

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan, normalise_request
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report
-from ansible_collections.inferops.dynamo.plugins.module_utils.render import deploy_manifests
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan, normalise_request
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.summary import plan_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.render.objects import deploy_manifests
 
 ARGUMENT_SPEC = {
     "request": {"type": "dict", "required": True},

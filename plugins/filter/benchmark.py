@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import (
-    bench_cost,
-    bench_gate,
-    bench_search,
-    bench_slo,
-)
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import cost as bench_cost
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import gate as bench_gate
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import search as bench_search
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import slo as bench_slo
 
 BLANK = (None, "", "none", "None", "null", "false", "False")
 

@@ -9,9 +9,9 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import fleet_status as fs
-from ansible_collections.inferops.dynamo.plugins.module_utils import gpu_occupancy as go
-from ansible_collections.inferops.dynamo.plugins.module_utils import update_report as ur
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import fleet_status as fs
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import update_report as ur
+from ansible_collections.inferops.dynamo.plugins.module_utils.preflight import gpu_occupancy as go
 
 WORKLOAD_KINDS = ("DynamoGraphDeployment", "Deployment", "StatefulSet")
 
@@ -95,7 +95,7 @@ def unreachable_status(message, cluster, namespace):
 
 def status_live_targets(rows):
     """What prometheus_status reads for one cluster's rows (runtime and framework from the catalog)."""
-    from ansible_collections.inferops.dynamo.plugins.module_utils.catalog import load_catalog
+    from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import load_catalog
 
     return fs.live_targets(_plain(rows or []), load_catalog().targets)
 

@@ -7,16 +7,20 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import bench_plan, model_transfer, render
-from ansible_collections.inferops.dynamo.plugins.module_utils import rollout_summary as _rollout
-from ansible_collections.inferops.dynamo.plugins.module_utils.node_capacity import (
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import duration as bench_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import rollout_summary as _rollout
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.summary import plan_report as _plan_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.preflight.node_capacity import (
     node_capacity as _node_capacity,
 )
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan_report import plan_report as _plan_report
-from ansible_collections.inferops.dynamo.plugins.module_utils.pvc_change import pvc_change as _pvc_change
-from ansible_collections.inferops.dynamo.plugins.module_utils.storage_class import (
+from ansible_collections.inferops.dynamo.plugins.module_utils.preflight.storage_class import (
     choose as _choose_storage_class,
+)
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import model_transfer
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
+from ansible_collections.inferops.dynamo.plugins.module_utils.render.pvc_change import (
+    pvc_change as _pvc_change,
 )
 
 

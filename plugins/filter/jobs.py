@@ -7,7 +7,7 @@ import re
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.dynamo.plugins.filter.status import _lines
-from ansible_collections.inferops.dynamo.plugins.module_utils import job_attempts
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import job_attempts
 
 
 def job_decision(live, definition, replace=False):

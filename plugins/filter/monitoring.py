@@ -1,4 +1,4 @@
-"""Filters that turn a plan into what watches it after deploy (module_utils/monitoring.py).
+"""Filters that turn a plan into what watches it after deploy (module_utils/render/monitoring.py).
 
 Docs: one sidecar .yml per filter beside this file.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.dynamo.plugins.filter.deployment import _require_namespace, _require_plan
-from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring as _monitoring
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import monitoring as _monitoring
 
 # filter option -> objectives() keyword; an option left unset (None) takes objectives()' own default, the
 # benchmark role's, so the numbers live once

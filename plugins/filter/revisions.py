@@ -9,7 +9,7 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import revisions as rv
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import revisions as rv
 
 
 def _plain(value):

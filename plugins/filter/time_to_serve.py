@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import model_transfer, render
-from ansible_collections.inferops.dynamo.plugins.module_utils import time_to_serve as _tts
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import time_to_serve as _tts
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import model_transfer
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 
 
 def _plan(plan, name: str) -> dict:

@@ -207,7 +207,7 @@ warnings_list:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402 (Ansible puts imports after the docs)
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.aiperf import (  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (  # noqa: E402
     AIPerfResultsError,
     evaluate,
     load_results,

@@ -83,7 +83,7 @@ import datetime  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query as pq  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import prometheus_query as pq  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     url=dict(type="str", required=True),

@@ -143,9 +143,9 @@ holder:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import cluster_reads as cr  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils import release_lease as rl  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import release_lease as rl  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import reads as cr  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,

@@ -108,8 +108,8 @@ result:
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils import server_apply as sa  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import server_apply as sa  # noqa: E402
 
 ARGUMENT_SPEC = dict(kc.AUTH_ARG_SPEC, **sa.APPLY_ARGUMENTS)
 MODULE_OPTIONS = dict(supports_check_mode=True)

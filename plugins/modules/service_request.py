@@ -170,7 +170,7 @@ import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
 
 EXCERPT = 500
 

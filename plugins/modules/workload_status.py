@@ -296,8 +296,8 @@ import time  # noqa: E402 (Ansible puts imports after the docs)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import k8s_client as kc  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils import workload_inspect as wi  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import workload_inspect as wi  # noqa: E402
 
 
 def observe(api, p: dict, api_version: str, plural: str) -> dict:

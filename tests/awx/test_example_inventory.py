@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import KNOWN, build_plan
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan_errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import KNOWN, build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
 
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventories" / "example"

@@ -167,8 +167,8 @@ def test_a_new_sku_fails_until_the_plan_argument_spec_lists_it(tmp_path):
 
 
 def test_choices_come_from_the_catalog_and_plan():
-    from ansible_collections.inferops.dynamo.plugins.module_utils.catalog import load_catalog
-    from ansible_collections.inferops.dynamo.plugins.module_utils.plan import CHOICES
+    from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import CHOICES
+    from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import load_catalog
 
     catalog = load_catalog()
     expected = {**{k: list(v) for k, v in CHOICES.items()},

@@ -42,7 +42,7 @@ def installed(tmp_path_factory):
 
 def test_the_tarball_holds_the_collection_and_nothing_of_the_checkout(installed):
     names, _, _ = installed
-    assert "catalog/targets.yml" in names and "plugins/module_utils/plan.py" in names
+    assert "catalog/targets.yml" in names and "plugins/module_utils/plan/build.py" in names
     assert "roles/engine/meta/argument_specs.yml" in names
     assert {"playbooks/deploy.yml", "playbooks/plan.yml"} <= set(names)
     assert not [n for n in names if n.startswith(("kubesim/", "tests/", "collections/", ".venv/"))]

@@ -1,6 +1,6 @@
 """Autoscaling with Dynamo's planner on the rehearsal cluster (docs/autoscaling.md): what deploy adds, that the
 preflight reserves the maximum, that an unchanged rerun changes nothing, and that teardown finds the planner's
-objects whatever settings it runs with. (The rendering itself: tests/unit/module_utils/test_planner.py.)"""
+objects whatever settings it runs with. (The rendering itself: tests/unit/module_utils/render/test_planner.py.)"""
 
 import pytest
 from deploy_helpers import DGD, get, items

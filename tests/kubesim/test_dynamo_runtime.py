@@ -20,8 +20,8 @@ from runtime_helpers import (
     stream,
 )
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 from kubesim.standins import dynamo_operator, dynamo_runtime, mocker_calibration, mocker_profile
 
 pytestmark = [pytest.mark.slow]

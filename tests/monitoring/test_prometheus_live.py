@@ -22,8 +22,10 @@ from runtime_helpers import (
     stream,
 )
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring, prometheus_query, render
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import prometheus_query
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import monitoring
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 from ansible_collections.inferops.dynamo.plugins.modules import prometheus_status
 from ansible_collections.inferops.dynamo.plugins.plugin_utils.in_process import ControllerModule, ModuleExit
 from kubesim.control_plane import build

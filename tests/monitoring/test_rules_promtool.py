@@ -8,8 +8,8 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring as mon
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import monitoring as mon
 from kubesim.control_plane import build
 
 NS = "muse"

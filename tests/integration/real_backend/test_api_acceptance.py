@@ -16,10 +16,10 @@ import yaml
 from deploy_helpers import get
 
 REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(REPO / "tests" / "unit" / "plan"))
+sys.path.insert(0, str(REPO / "tests" / "unit"))
 sys.path.insert(0, str(REPO / "collections"))
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render  # noqa: E402
 
 from plan_variants import accepted_variants  # noqa: E402
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from deploy_helpers import DGD, BackgroundPlaybook, get, items, wait_until
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import prometheus_query
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import prometheus_query
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timing]
 

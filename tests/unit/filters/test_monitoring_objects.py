@@ -4,7 +4,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.dynamo.plugins.filter.monitoring import monitoring_objects
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
 
 AGG = build_plan({"sku": "gb300", "mode": "agg"})
 UNSET = {"tolerance": None, "attainment": None, "max_failed_ratio": None, "period_days": None, "scrape_interval": None}

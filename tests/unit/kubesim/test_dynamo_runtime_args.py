@@ -2,8 +2,8 @@
 
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import render
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 from kubesim.standins import dynamo_runtime as rt
 
 

@@ -43,8 +43,8 @@ def test_an_unknown_selector_operator_is_refused():
 
 
 def test_promtool_accepts_the_configuration_and_the_rule_files(tmp_path):
-    from ansible_collections.inferops.dynamo.plugins.module_utils import monitoring
-    from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build_plan
+    from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+    from ansible_collections.inferops.dynamo.plugins.module_utils.render import monitoring
 
     (tmp_path / "ca.crt").write_text("")
     (tmp_path / "token").write_text("t")

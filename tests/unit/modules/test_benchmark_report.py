@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
 
 REPO = Path(__file__).resolve().parents[3]
 EXPECTED = {"gpus": 4, "concurrency": 12, "requests_total": 3541, "requests_passing": 3526, "requests_failing": 15,

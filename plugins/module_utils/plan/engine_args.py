@@ -1,0 +1,247 @@
+"""Engine command lines and environment for every worker kind.
+
+Flag spellings come from shared/reference/engines.md (§1 vLLM, §1.11 dynamo.vllm, §2 SGLang,
+§2.1 dynamo.sglang) and dynamo.md (§2 recipes, §7 KV router), and every flag, value, JSON key and
+engine environment variable is checked against the parsers of the engines the catalog pins per image
+(tests/engines/, tests/unit/module_utils/plan/test_engine_args_parsers.py). Functions take the resolved request (see
+plan.Resolved) and return plain lists, so golden tests can pin them.
+"""
+
+from __future__ import annotations
+
+import json
+
+MODEL_MOUNT = "/model"          # every worker mounts shared-model-cache here
+SGLANG_PAGE_SIZE = 64           # the router's --kv-cache-block-size must equal it
+SGLANG_KV_EVENTS_PORT = 5557
+VLLM_KV_EVENTS_PORT = 20080
+NIXL_BOOTSTRAP_PORT = 30001
+MEM_FRACTION = "0.90"
+# A model this size takes tens of minutes to load; engines must not give up first.
+ENGINE_READY_TIMEOUT_S = "3600"
+# SGLang 0.5.18 (the Dynamo 1.5.1 runtime's) waits a fixed 480 s for every rank to finish loading
+# (UNBALANCED_MODEL_LOADING_TIMEOUT_S in sglang/srt/model_executor/model_runner_components/
+# load_model_utils.py); no option or environment variable changes it at that version.
+SGLANG_UNBALANCED_LOADING_TIMEOUT_S = 480
+
+
+def _json(value: dict) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+
+
+def env_list(pairs: list[tuple[str, str]]) -> list[dict]:
+    seen: dict[str, int] = {}
+    result: list[dict] = []
+    for name, value in pairs:
+        if name in seen:
+            result[seen[name]] = {"name": name, "value": str(value)}
+        else:
+            seen[name] = len(result)
+            result.append({"name": name, "value": str(value)})
+    return result
+
+
+def _cache_env() -> list[tuple[str, str]]:
+    # Workers read the weights the download Job placed on the PVC; they never reach the hub.
+    return [
+        ("HF_HOME", MODEL_MOUNT),
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("PYTHONUNBUFFERED", "1"),
+    ]
+
+
+# Persistent compile/JIT caches on the model cache PVC: the second start of a worker (a restart, a new
+# replica, the next deploy) reuses the kernels the first one compiled instead of compiling them again.
+COMPILE_CACHE = f"{MODEL_MOUNT}/compile-cache"
+# Weight loading: read the checkpoint files ahead with several threads (network file systems serve
+# parallel reads far faster than one sequential mmap). SGLang 0.5.18: --weight-loader-prefetch-*
+# (also in Dynamo's own recipes); vLLM 0.28.0: --safetensors-load-strategy prefetch.
+SGLANG_PREFETCH_THREADS = 8
+VLLM_PREFETCH_THREADS = 16
+
+
+def _compile_cache_env(engine: str) -> list[tuple[str, str]]:
+    root = f"{COMPILE_CACHE}/{engine}"
+    pairs = [("TORCHINDUCTOR_CACHE_DIR", f"{root}/inductor"), ("TRITON_CACHE_DIR", f"{root}/triton")]
+    if engine == "sglang":
+        pairs += [("SGLANG_CACHE_DIR", root), ("SGLANG_DG_CACHE_DIR", f"{root}/deep_gemm")]
+    else:
+        # torch.compile artifacts live under VLLM_CACHE_ROOT/torch_compile_cache
+        pairs.append(("VLLM_CACHE_ROOT", root))
+    return pairs
+
+
+def _sglang_load_args() -> list[str]:
+    return ["--weight-loader-prefetch-checkpoints",
+            "--weight-loader-prefetch-num-threads", str(SGLANG_PREFETCH_THREADS)]
+
+
+def _vllm_load_args() -> list[str]:
+    return ["--safetensors-load-strategy", "prefetch",
+            "--safetensors-prefetch-num-threads", str(VLLM_PREFETCH_THREADS)]
+
+
+def _mnnvl_env(r) -> list[tuple[str, str]]:
+    if r.sku["vendor"] == "nvidia" and "NVL72" in r.sku.get("scale_up_domain", ""):
+        return [("NCCL_MNNVL_ENABLE", "1"), ("NCCL_CUMEM_ENABLE", "1")]
+    return []
+
+
+def _rdma_env(r, role: str) -> list[tuple[str, str]]:
+    if r.mode != "disagg":
+        return []
+    return list(r.rdma["env"].items())
+
+
+# --------------------------------------------------------------------------- Dynamo + SGLang
+def sglang_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
+    args = [
+        "--model-path", r.checkpoint["hf_id"],
+        "--served-model-name", r.served_model_name,
+        "--trust-remote-code",
+        "--tensor-parallel-size", str(r.tp),
+    ]
+    if r.ep > 1:
+        args += ["--expert-parallel-size", str(r.ep)]
+    if r.checkpoint["format"] == "nvfp4":
+        args += ["--quantization", "modelopt_fp4"]
+    elif r.checkpoint["format"] == "mxfp4":
+        args += ["--quantization", "mxfp4"]
+    if r.kv_cache_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e4m3"]
+    args += [
+        "--context-length", str(r.context_length),
+        "--mem-fraction-static", MEM_FRACTION,
+        "--chunked-prefill-size", "8192",
+        "--page-size", str(SGLANG_PAGE_SIZE),
+    ]
+    if r.max_num_seqs:
+        args += ["--max-running-requests", str(r.max_num_seqs)]
+    args += _sglang_load_args()
+    if r.mode == "kv-router":
+        # The KV router only sees prefixes the workers publish.
+        args += ["--kv-events-config", _json({
+            "publisher": "zmq", "topic": "kv-events", "endpoint": f"tcp://*:{SGLANG_KV_EVENTS_PORT}"})]
+    if r.mode == "disagg":
+        args += [
+            "--disaggregation-mode", role,
+            "--disaggregation-transfer-backend", "nixl",
+            "--disaggregation-bootstrap-port", str(NIXL_BOOTSTRAP_PORT),
+        ]
+        if role == "prefill":
+            args += ["--host", "0.0.0.0"]
+    env: list[tuple[str, str]] = []
+    if r.mode == "disagg":
+        # Must be the first env entry: cluster Kustomizations anchor networking patches on it.
+        env.append(("SGLANG_DISAGGREGATION_NIXL_BACKEND", r.rdma["nixl_backend"]))
+        if r.frontend_decoding:
+            env.append(("DYN_SGL_FRONTEND_DECODING", "true"))
+    env += _cache_env() + _compile_cache_env("sglang") + _mnnvl_env(r) + _rdma_env(r, role)
+    return ["python3", "-m", "dynamo.sglang"], args, env_list(env)
+
+
+# --------------------------------------------------------------------------- Dynamo + vLLM
+def dynamo_vllm_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
+    args = [
+        "--model", r.checkpoint["hf_id"],
+        "--served-model-name", r.served_model_name,
+        "--trust-remote-code",
+        "--tensor-parallel-size", str(r.tp),
+    ]
+    if r.ep > 1:
+        args.append("--enable-expert-parallel")
+    if r.kv_cache_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    args += ["--max-model-len", str(r.context_length), "--gpu-memory-utilization", MEM_FRACTION]
+    if r.max_num_seqs:
+        args += ["--max-num-seqs", str(r.max_num_seqs)]
+    args += _vllm_load_args()
+    if r.mode == "kv-router":
+        args += ["--enable-prefix-caching", "--kv-events-config", _json({
+            "enable_kv_cache_events": True, "publisher": "zmq", "topic": "kv-events",
+            "endpoint": f"tcp://*:{VLLM_KV_EVENTS_PORT}"})]
+    if r.mode == "disagg":
+        args += ["--disaggregation-mode", role,
+                 "--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": "kv_both"})]
+    env = [
+        *_cache_env(),
+        ("VLLM_USE_V2_MODEL_RUNNER", "1"),
+        # Dynamo's own frontend serves HTTP; vLLM's Rust frontend is not used under Dynamo.
+        ("VLLM_USE_RUST_FRONTEND", "0"),
+        ("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S),
+        *_compile_cache_env("vllm"),
+    ]
+    env += _mnnvl_env(r) + _rdma_env(r, role)
+    return ["python3", "-m", "dynamo.vllm"], args, env_list(env)
+
+
+def dynamo_frontend(r) -> tuple[list[str], list[str], list[dict]]:
+    args = ["--http-port", str(r.runtime["frontend_port"])]
+    if r.mode == "kv-router":
+        args += ["--router-mode", "kv", "--router-kv-events",
+                 "--kv-cache-block-size", str(SGLANG_PAGE_SIZE if r.framework == "sglang" else 16)]
+    return ["python3", "-m", "dynamo.frontend"], args, env_list([("PYTHONUNBUFFERED", "1")])
+
+
+# --------------------------------------------------------------------------- standalone vLLM
+def speculative_config(r) -> str | None:
+    if r.speculative == "none":
+        return None
+    config = {
+        "method": "dspark",
+        "model": r.draft["hf_id"],
+        "num_speculative_tokens": 7,
+        "draft_sample_method": "probabilistic",
+    }
+    if r.speculative == "dspark-adaptive":
+        # vLLM 0.28.0's name for DSpark's adaptive verification (speculative.py; DSpark only).
+        config["enable_adaptive_verification"] = True
+    return _json(config)
+
+
+def standalone_vllm(r) -> tuple[list[str], list[str], list[dict]]:
+    model_repo = r.checkpoint["hf_id"]
+    args = [
+        "--served-model-name", r.served_model_name,
+        "--host", "0.0.0.0",
+        "--port", str(r.runtime["port"]),
+        "--trust-remote-code",
+        "--tensor-parallel-size", str(r.tp),
+    ]
+    if r.parallelism == "tp-ep":
+        args.append("--enable-expert-parallel")
+    if r.checkpoint.get("load_time_quantization"):
+        args += ["--quantization", r.checkpoint["load_time_quantization"]]
+    if r.kv_cache_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8"]
+    args += ["--max-model-len", str(r.context_length), "--gpu-memory-utilization", MEM_FRACTION]
+    if r.max_num_seqs:
+        args += ["--max-num-seqs", str(r.max_num_seqs)]
+    args += _vllm_load_args()
+    env = [*_cache_env(), ("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S), *_compile_cache_env("vllm")]
+    if r.sku["vendor"] == "amd":
+        args += [
+            "--no-enable-prefix-caching",
+            "--enable-chunked-prefill",
+            "--language-model-only",
+            "--attention-backend", r.attention_backend,
+        ]
+        env += [("VLLM_USE_V2_MODEL_RUNNER", "1"), ("VLLM_ROCM_USE_AITER", "1")]
+    else:
+        env.append(("VLLM_USE_RUST_FRONTEND", "1" if r.vllm_frontend == "rust" else "0"))
+    spec = speculative_config(r)
+    if spec:
+        args += ["--speculative-config", spec]
+    return ["vllm", "serve", model_repo], args, env_list(env)
+
+
+def engine_warnings(r) -> list[str]:
+    """What the plan would want of the engine but no option of the pinned version provides."""
+    out = []
+    if r.runtime_key == "dynamo" and r.framework == "sglang":
+        out.append(f"SGLang 0.5.18 (Dynamo 1.5.1 runtime) waits a fixed {SGLANG_UNBALANCED_LOADING_TIMEOUT_S} s for "
+                   "all ranks to finish loading the weights and has no option to lengthen it: on slow shared "
+                   "storage an uneven load of the ~533 GB checkpoint can time out; keep the model cache fast "
+                   "(one RWX class that scales with readers) and watch the worker logs at first start.")
+    return out

@@ -1,0 +1,95 @@
+"""RDMA provider profiles: what a worker needs for NIXL KV transfer on each kind of fabric.
+
+Facts: shared/reference/dynamo.md §1 (CSP RDMA addons, EFA count = GPUs x 4) and §7 (UCX
+environment, IPC_LOCK, RDMA device plugins). Physical interface names are cluster-specific and
+never guessed: they come from ``rdma_net_devices`` when the user gives them.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+
+PROVIDERS = ("none", "infiniband", "roce", "efa", "gke-roce", "mnnvl")
+
+_RDMA_CAPABILITIES = ["IPC_LOCK", "SYS_RESOURCE"]
+
+
+def _profile(provider: str, gpus_per_worker: int) -> dict:
+    if provider == "none":
+        return {"resources": {}, "capabilities": [], "env": {}, "nixl_backend": "UCX"}
+    if provider == "infiniband":
+        return {
+            "resources": {"rdma/ib": "1"},
+            "capabilities": _RDMA_CAPABILITIES,
+            "env": {
+                "UCX_TLS": "rc_x,rc,cuda_copy,cuda_ipc",
+                "UCX_RNDV_SCHEME": "get_zcopy",
+                "UCX_RNDV_THRESH": "0",
+            },
+            "nixl_backend": "UCX",
+        }
+    if provider == "roce":
+        return {
+            "resources": {"rdma/hca_shared_devices_a": "1"},
+            "capabilities": _RDMA_CAPABILITIES,
+            # Without the Ethernet address type, RoCE transfers fail with NIXL_ERR_REMOTE_DISCONNECT.
+            "env": {
+                "UCX_TLS": "rc_x,rc,cuda_copy,cuda_ipc",
+                "UCX_IB_ADDR_TYPE": "eth",
+                "UCX_RNDV_SCHEME": "get_zcopy",
+                "UCX_RNDV_THRESH": "0",
+            },
+            "nixl_backend": "UCX",
+        }
+    if provider == "efa":
+        return {
+            "resources": {"vpc.amazonaws.com/efa": str(gpus_per_worker * 4)},
+            "capabilities": _RDMA_CAPABILITIES,
+            "env": {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1"},
+            "nixl_backend": "LIBFABRIC",
+        }
+    if provider == "gke-roce":
+        return {
+            "resources": {f"networking.gke.io.networks/rdma-{i}": "1" for i in range(4)},
+            "capabilities": _RDMA_CAPABILITIES,
+            "env": {"UCX_TLS": "rc_x,rc,cuda_copy,cuda_ipc", "UCX_IB_ADDR_TYPE": "eth"},
+            "nixl_backend": "UCX",
+        }
+    if provider == "mnnvl":
+        # GB200/GB300 trays in one NVL72 rack: UCX cuda_ipc crosses nodes over MNNVL inside a
+        # ComputeDomain, no RDMA NICs involved.
+        return {
+            "resources": {},
+            "capabilities": ["IPC_LOCK"],
+            "env": {
+                "UCX_TLS": "cuda_copy,cuda_ipc,tcp",
+                "UCX_CUDA_IPC_ENABLE_MNNVL": "y",
+                "UCX_MEMTYPE_CACHE": "n",
+            },
+            "nixl_backend": "UCX",
+        }
+    raise PlanError(f"unknown rdma_provider '{provider}'.", "unknown-rdma-provider", list(PROVIDERS))
+
+
+def rdma_profile(provider: str, gpus_per_worker: int, sku: dict, net_devices: str | None = None) -> dict:
+    """The worker-side settings of ``provider`` for a worker of ``gpus_per_worker`` GPUs."""
+    if provider == "mnnvl" and not sku.get("compute_domain_modes"):
+        raise PlanError(
+            f"rdma_provider=mnnvl needs an NVL72 rack (GB200/GB300); {sku['display_name']} has none.",
+            "mnnvl-needs-nvl72",
+            [p for p in PROVIDERS if p != "mnnvl"],
+            inputs=["rdma_provider"],
+        )
+    if provider != "none" and sku["vendor"] != "nvidia":
+        raise PlanError(
+            f"rdma_provider={provider} configures NIXL KV transfer for disaggregated Dynamo targets, "
+            f"which are NVIDIA-only; {sku['display_name']} serves standalone vLLM.",
+            "rdma-nvidia-only",
+            ["none"],
+            inputs=["rdma_provider"],
+        )
+    profile = _profile(provider, gpus_per_worker)
+    profile = {**profile, "env": dict(profile["env"]), "provider": provider}
+    if net_devices:
+        profile["env"]["UCX_NET_DEVICES"] = net_devices
+    return profile

@@ -1,0 +1,46 @@
+"""The AIPerf Job follows the recipe and validates as a Kubernetes Job."""
+
+import kubernetes_validate
+
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
+
+
+def job(**overrides):
+    plan = build_plan({"sku": "gb300", "mode": "kv-router"})
+    args = {"run_id": "20261129T120000Z-c20", "concurrency": 20, "request_count": 3541,
+            "image": "nvcr.io/nvidia/ai-dynamo/aiperf:0.13.0", "deadline_s": 4200, **overrides}
+    return plan, render.aiperf_job(plan, "muse", **args)
+
+
+def env(j):
+    return {e["name"]: e["value"] for e in j["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+def test_job_replays_the_trace_like_the_recipe():
+    plan, j = job()
+    kubernetes_validate.validate(j, "1.33.0", strict=True)
+    assert j["metadata"]["name"] == "muse-spark-aiperf"
+    assert j["spec"]["activeDeadlineSeconds"] == 4200
+    script = j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    assert "--custom-dataset-type mooncake_trace" in script
+    assert "--streaming" in script
+    assert '--concurrency "$CONCURRENCY"' in script
+    assert '--request-count "$WARMUP_REQUESTS"' in script and "--concurrency 1" in script
+    assert "=== AIPERF SUMMARY BEGIN ===" in script
+    e = env(j)
+    assert e["ENDPOINT"] == "muse-spark-sglang-aggregate-gb300-kv-frontend:8000"
+    assert e["TRACE_FILE"] == "/model-cache/agentic.jsonl"
+    assert e["TARGET_MODEL"] == plan["model"]["served_model_name"]
+    assert (e["CONCURRENCY"], e["REQUEST_COUNT"], e["WARMUP_REQUESTS"]) == ("20", "3541", "5")
+    assert e["HF_HOME"] == "/model-cache" and e["HF_HUB_OFFLINE"] == "1"
+    mounts = j["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+    assert mounts == [{"name": "model-cache", "mountPath": "/model-cache"}]
+
+
+def test_artifacts_go_to_a_per_run_directory_and_extra_args_pass_through():
+    _, j = job(extra_args=["--no-gpu-telemetry"], workers_max=2)
+    e = env(j)
+    assert e["RUN_ID"] == "20261129T120000Z-c20" and e["ROOT_ARTIFACT_DIR"] == "/model-cache/perf"
+    assert e["WORKERS_MAX"] == "2"
+    assert "--no-gpu-telemetry" in j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
