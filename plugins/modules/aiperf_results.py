@@ -205,38 +205,35 @@ warnings_list:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402 (Ansible puts imports after the docs)
-
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (  # noqa: E402
     AIPerfResultsError,
     evaluate,
     load_results,
 )
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402 (Ansible puts imports after the docs)
+
+ARGUMENT_SPEC = dict(
+    src=dict(type="path"),
+    content=dict(type="str"),
+    gpus=dict(type="int"),
+    expected=dict(type="dict", default={}),
+    tolerance=dict(type="float", default=0.10),
+    tolerances=dict(type="dict", default={}),
+    max_failed_ratio=dict(type="float"),
+    fail_on_regression=dict(type="bool", default=False),
+)
+MODULE_OPTIONS = dict(mutually_exclusive=[("src", "content")], required_one_of=[("src", "content")],
+                      supports_check_mode=True)
 
 
-def run_module():
-    module = AnsibleModule(
-        argument_spec=dict(
-            src=dict(type="path"),
-            content=dict(type="str"),
-            gpus=dict(type="int"),
-            expected=dict(type="dict", default={}),
-            tolerance=dict(type="float", default=0.10),
-            tolerances=dict(type="dict", default={}),
-            max_failed_ratio=dict(type="float"),
-            fail_on_regression=dict(type="bool", default=False),
-        ),
-        mutually_exclusive=[("src", "content")],
-        required_one_of=[("src", "content")],
-        supports_check_mode=True,
-    )
+def work(module) -> dict:
     p = module.params
     try:
         results = load_results(path=p["src"], content=p["content"])
         out = evaluate(results, gpus=p["gpus"], expected=p["expected"], tolerance=p["tolerance"],
                        tolerances=p["tolerances"], max_failed_ratio=p["max_failed_ratio"])
     except AIPerfResultsError as exc:
-        module.fail_json(msg=str(exc), changed=False)
+        raise runner.ModuleFailure(str(exc)) from None
     for warning in out["warnings"]:
         module.warn(warning)
     out["warnings_list"] = out.pop("warnings")
@@ -244,12 +241,16 @@ def run_module():
         bad = [f"{v['metric']}={v['measured']} (expected {v['expected']}, {v['verdict']})"
                for v in out["verdicts"] if v["verdict"] != "pass"]
         reason = "every request failed" if out["all_failed"] else "regression: " + ", ".join(bad)
-        module.fail_json(msg=f"AIPerf results did not meet expectations: {reason}", changed=False, **out)
-    module.exit_json(changed=False, **out)
+        raise runner.ModuleFailure(f"AIPerf results did not meet expectations: {reason}", **out)
+    return out
 
 
-def main():
-    run_module()
+def run_module(module) -> None:
+    runner.run(module, work)
+
+
+def main() -> None:
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

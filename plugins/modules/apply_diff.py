@@ -123,32 +123,31 @@ lines:
     - "  Rolls every worker (Worker): a worker pod spec changed, so each worker restarts and loads the model again"
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import apply_preview as ap  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import server_apply as sa  # noqa: E402
 
 ARGUMENT_SPEC = dict(kc.AUTH_ARG_SPEC, **sa.APPLY_ARGUMENTS)
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
-def run_module(module) -> None:
-    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
-    kc.mask_inline_kubeconfig(module)
+def work(module) -> dict:
     p = module.params
     problem = sa.definitions_problem(p["definitions"])
     if problem:
-        module.fail_json(msg=problem, changed=False)
-    try:
-        result = ap.preview(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"])
-    except kc.K8sError as exc:
-        module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
-    module.exit_json(changed=False, **result)
+        raise runner.ModuleFailure(problem)
+    return ap.preview(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"])
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

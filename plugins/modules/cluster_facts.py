@@ -142,10 +142,10 @@ denied:
   sample: [create dynamographdeployments.nvidia.com]
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import reads as cr  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,
@@ -157,25 +157,26 @@ ARGUMENT_SPEC = dict(
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
-def run_module(module) -> None:
-    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
-    kc.mask_inline_kubeconfig(module)
+def work(module) -> dict:
     p = module.params
     try:
         result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"])
     except cr.ReadSpecError as exc:
-        module.fail_json(msg=str(exc), changed=False)
-    except kc.K8sError as exc:
-        module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
+        raise runner.ModuleFailure(str(exc)) from None
     refused = {name: read for name, read in result["reads"].items() if "error" in read}
     if refused and p["fail_on_refusal"]:
-        module.fail_json(msg="; ".join(f"read {name}: {read['error']}" for name, read in refused.items()),
-                         changed=False, **result)
-    module.exit_json(changed=False, **result)
+        raise runner.ModuleFailure("; ".join(f"read {name}: {read['error']}" for name, read in refused.items()),
+                                   **result)
+    return result
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

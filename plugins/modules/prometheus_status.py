@@ -81,9 +81,8 @@ error:
 
 import datetime  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import prometheus_query as pq  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     url=dict(type="str", required=True),
@@ -110,22 +109,21 @@ def _epoch(value) -> float:
     return moment.timestamp()
 
 
-def run_module(module) -> None:
-    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+def work(module) -> dict:
     p = module.params
     broken = [f"targets[{i}] lacks {', '.join(k for k in TARGET_KEYS if not t.get(k))}"
               for i, t in enumerate(p["targets"]) if any(not t.get(k) for k in TARGET_KEYS)]
     if broken:
-        module.fail_json(msg="; ".join(broken) + f" (each target needs {', '.join(TARGET_KEYS)})")
+        raise runner.ModuleFailure("; ".join(broken) + f" (each target needs {', '.join(TARGET_KEYS)})")
     window = None
     if p["run_window"] is not None:
         try:
             window = (_epoch(p["run_window"]["start"]), _epoch(p["run_window"]["end"]))
         except (KeyError, TypeError, ValueError):
-            module.fail_json(msg=f"run_window needs start and end in epoch seconds or UTC times such as "
-                                 f"2026-12-03T12:00:00Z, not {p['run_window']!r}")
+            raise runner.ModuleFailure(f"run_window needs start and end in epoch seconds or UTC times such as "
+                                 f"2026-12-03T12:00:00Z, not {p['run_window']!r}") from None
         if window[1] <= window[0]:
-            module.fail_json(msg=f"run_window ends ({window[1]}) before it starts ({window[0]})")
+            raise runner.ModuleFailure(f"run_window ends ({window[1]}) before it starts ({window[0]})")
     out, error = {}, ""
     for t in p["targets"]:
         plan = {"target": {"key": t["key"], "runtime": t["runtime"], "framework": t["framework"]}}
@@ -144,11 +142,17 @@ def run_module(module) -> None:
                 error = str(exc)
         entry["error"] = error
         out[t["key"]] = entry
-    module.exit_json(changed=False, targets=out, error=error)
+    return {"targets": out, "error": error}
+
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

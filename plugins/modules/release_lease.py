@@ -141,11 +141,11 @@ holder:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import release_lease as rl  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import reads as cr  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,
@@ -162,31 +162,32 @@ ARGUMENT_SPEC = dict(
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
-def run_module(module) -> None:
-    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
-    kc.mask_inline_kubeconfig(module)
+def work(module) -> dict:
     p = module.params
+    api = kc.get_api(p)
     try:
-        api = kc.get_api(p)
         if module.check_mode:      # --check writes nothing, not even the Lease: only the reads
             result = {"waited_s": 0.0, "waited_for": "", "took_over": "", "released": False, "held_by": ""}
         elif p["state"] == "released":
-            module.exit_json(changed=False, **rl.release(api, p["namespace"], p["name"], p["holder"]))
+            return rl.release(api, p["namespace"], p["name"], p["holder"])
         else:
             result = rl.acquire(api, p["namespace"], p["name"], p["holder"], p["duration_seconds"], p["wait_seconds"],
                                 p["poll_interval"], p["labels"])
         result["reads"] = cr.survey(api, p["reads"])["reads"] if p["reads"] else {}
     except rl.LeaseHeld as exc:
-        module.fail_json(msg=str(exc), changed=False, holder=exc.holder)
+        raise runner.ModuleFailure(str(exc), holder=exc.holder) from None
     except cr.ReadSpecError as exc:
-        module.fail_json(msg=str(exc), changed=False)
-    except kc.K8sError as exc:
-        module.fail_json(msg=str(exc), changed=False, status=getattr(exc, "status", None))
-    module.exit_json(changed=False, **result)
+        raise runner.ModuleFailure(str(exc)) from None
+    return result
+
+
+def run_module(module) -> None:
+    """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

@@ -171,6 +171,7 @@ import time  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 
 EXCERPT = 500
 
@@ -227,21 +228,20 @@ ARGUMENT_SPEC = dict(
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
+def work(module) -> dict:
+    result, failure = run(module)
+    if failure:
+        raise runner.ModuleFailure(failure, **result)
+    return result
+
+
 def run_module(module) -> None:
     """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
-    kc.mask_inline_kubeconfig(module)
-    start = time.monotonic()
-    try:
-        result, failure = run(module)
-    except kc.K8sError as exc:
-        module.fail_json(msg=str(exc), changed=False, elapsed=round(time.monotonic() - start, 3))
-    if failure:
-        module.fail_json(msg=failure, changed=False, **result)
-    module.exit_json(changed=False, **result)
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":

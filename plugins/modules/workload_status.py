@@ -297,6 +297,7 @@ import time  # noqa: E402 (Ansible puts imports after the docs)
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import workload_inspect as wi  # noqa: E402
 
 
@@ -418,22 +419,20 @@ ARGUMENT_SPEC = dict(
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
+def work(module) -> dict:
+    if module.params["poll_interval"] <= 0:
+        raise runner.ModuleFailure("poll_interval must be greater than 0")
+    result = run(module)
+    return {"msg": result.get("progress", ""), **result}
+
+
 def run_module(module) -> None:
     """The module's work, for an ``AnsibleModule`` here or the controller's stand-in (plugin_utils.in_process)."""
-    kc.mask_inline_kubeconfig(module)
-    if module.params["poll_interval"] <= 0:
-        module.fail_json(msg="poll_interval must be greater than 0")
-    start = time.monotonic()
-    try:
-        result = run(module)
-    except kc.K8sError as exc:
-        module.fail_json(msg=str(exc), changed=False, elapsed=round(time.monotonic() - start, 2),
-                         status=getattr(exc, "status", None))
-    module.exit_json(changed=False, msg=result.get("progress", ""), **result)
+    runner.run(module, work)
 
 
 def main() -> None:
-    run_module(AnsibleModule(argument_spec=ARGUMENT_SPEC, **MODULE_OPTIONS))
+    runner.main(ARGUMENT_SPEC, MODULE_OPTIONS, run_module)
 
 
 if __name__ == "__main__":
