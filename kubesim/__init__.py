@@ -9,6 +9,6 @@ See docs/kubesim.md. Python API::
     kubesim.stop()
 """
 
-from .api import Cluster, ClusterSet, attach, start, status, stop
+from .launcher import Cluster, ClusterSet, attach, start, status, stop
 
 __all__ = ["Cluster", "ClusterSet", "attach", "start", "status", "stop"]

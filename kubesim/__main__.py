@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from . import api
-from .cluster import DEFAULT_NODES, DEFAULT_STORAGE, ClusterConfig
+from . import launcher
+from .inventory import DEFAULT_NODES, DEFAULT_STORAGE, ClusterConfig
 from .standins.runner import RUNNABLE_IMAGES
 
 
@@ -21,7 +22,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--crd-dir", default=None, help="directory of extra/real CRD files (e.g. ../shared/crds)")
     p.add_argument("--no-monitoring-crds", dest="monitoring_crds", action="store_false", default=True,
                    help="leave out the prometheus-operator's CRDs (PodMonitor, PrometheusRule, ServiceMonitor)")
-    p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
+    p.add_argument("--state-dir", default=launcher.DEFAULT_STATE_DIR)
     p.add_argument("--runnable-images", default=",".join(RUNNABLE_IMAGES),
                    help="comma list of image substrings whose Job pods are executed locally")
     p.add_argument("--download-seconds", type=float, default=3.0)
@@ -33,7 +34,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prometheus", type=float, default=0.0, metavar="SECONDS",
                    help="real backend: run a real Prometheus in each cluster (built by make control-plane), scraping "
                         "what the PodMonitors select and evaluating the PrometheusRules every SECONDS")
-    p.add_argument("--backend", choices=api.BACKENDS, default="kubesim",
+    p.add_argument("--backend", choices=launcher.BACKENDS, default="kubesim",
                    help="kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers, kwok)")
 
 
@@ -43,12 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     _common(sub.add_parser("start", help="start N clusters in a background daemon"))
     _common(sub.add_parser("_daemon", help=argparse.SUPPRESS))
     p = sub.add_parser("stop", help="stop the daemon")
-    p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
+    p.add_argument("--state-dir", default=launcher.DEFAULT_STATE_DIR)
     p = sub.add_parser("status", help="print the running clusters")
-    p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
+    p.add_argument("--state-dir", default=launcher.DEFAULT_STATE_DIR)
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("fault", help="inject or clear a fault: fault <cluster> <kind> [args] | fault <cluster> clear")
-    p.add_argument("--state-dir", default=api.DEFAULT_STATE_DIR)
+    p.add_argument("--state-dir", default=launcher.DEFAULT_STATE_DIR)
     p.add_argument("cluster", type=int)
     p.add_argument("fault", help="api-down, job-fail, download-fail, never-ready, slow-download, frontend-errors, frontend-speed, "
                                  "image-pull, crashloop, unschedulable, forbid, clear, clear-<kind>")
@@ -56,15 +57,18 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     if a.cmd == "_daemon" and a.backend == "real":
+        from .control_plane.backend import RealBackend
         from .control_plane.cluster import RealConfig
-        from .control_plane.daemon import run_daemon as run_real
+        from .daemon import run_daemon
 
-        return run_real(a.clusters, a.state_dir, RealConfig(
+        state = Path(a.state_dir).resolve()
+        return run_daemon(RealBackend(a.clusters, state, RealConfig(
             nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
             monitoring_crds=a.monitoring_crds, ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
-            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds, prometheus_interval=a.prometheus))
+            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds, prometheus_interval=a.prometheus)), state)
     if a.cmd == "_daemon":
         from .daemon import run_daemon
+        from .emulator import EmulatorBackend
 
         cfg = ClusterConfig(nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
                             monitoring_crds=a.monitoring_crds,
@@ -72,10 +76,10 @@ def main(argv: list[str] | None = None) -> int:
                             download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                             speed_factor=a.speed_factor, image_pull_seconds=a.image_pull_seconds,
                             trace_seconds=a.trace_seconds)
-        return run_daemon(a.clusters, cfg)
+        return run_daemon(EmulatorBackend(a.clusters, cfg), a.state_dir)
     if a.cmd == "start":
         try:
-            cs = api.start(a.clusters, nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes,
+            cs = launcher.start(a.clusters, nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes,
                            crd_dir=a.crd_dir, monitoring_crds=a.monitoring_crds, state_dir=a.state_dir,
                            runnable_images=a.runnable_images,
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
@@ -93,10 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {c.context}: {c.base_url}{extra}" + (f"; Prometheus {c.prometheus_url}" if c.prometheus_url else ""))
         return 0
     if a.cmd == "stop":
-        print("kubesim stopped" if api.stop(a.state_dir) else "kubesim was not running")
+        print("kubesim stopped" if launcher.stop(a.state_dir) else "kubesim was not running")
         return 0
     if a.cmd == "status":
-        info = api.status(a.state_dir)
+        info = launcher.status(a.state_dir)
         if info is None:
             print("kubesim is not running")
             return 3
@@ -110,11 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "fault":
         try:
-            cs = api.attach(a.state_dir)
+            cs = launcher.attach(a.state_dir)
         except RuntimeError as exc:
             print(f"kubesim: {exc}", file=sys.stderr)
             return 1
-        names = api.FAULT_ARGS.get(a.fault, [])
+        names = launcher.FAULT_ARGS.get(a.fault, [])
         args: dict = {}
         pos = 0
         for x in a.args:

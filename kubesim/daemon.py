@@ -1,87 +1,60 @@
-"""The background daemon: N clusters in one process, plus a loopback control endpoint for faults."""
+"""The background daemon of either backend: its clusters in one process, a loopback control endpoint for
+status and faults, and the files clients attach with (``kubesim.pid``, ``daemon.json``, ``kubeconfig``)."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
-import shutil
 import signal
 import threading
-from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from .cluster import ClusterConfig, SimCluster
+from .backend import Backend
 
 log = logging.getLogger("kubesim.daemon")
 
-USER = "kubesim-user"
-
-
-def kubeconfig_text(clusters: list[dict], token: str) -> str:
-    import yaml
-
-    doc = {
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
-        "clusters": [{"name": c["context"], "cluster": {"server": c["base_url"]}} for c in clusters],
-        "users": [{"name": USER, "user": {"token": token}}],
-        "contexts": [{"name": c["context"], "context": {"cluster": c["context"], "user": USER, "namespace": "default"}}
-                     for c in clusters],
-        "current-context": clusters[0]["context"] if clusters else "",
-    }
-    return yaml.safe_dump(doc, sort_keys=False)
-
 
 class Daemon:
-    def __init__(self, n: int, config: ClusterConfig):
-        if not config.token:
-            import secrets
-
-            config.token = secrets.token_hex(16)
-        self.config = config
-        self.state_dir = Path(config.state_dir).resolve()
-        self.clusters = [SimCluster(i, config) for i in range(n)]
+    def __init__(self, backend: Backend, state_dir: Path):
+        self.backend = backend
+        self.state_dir = state_dir
         self.control: ThreadingHTTPServer | None = None
         self.stopped = threading.Event()
 
     def start(self) -> dict:
-        for c in self.clusters:
-            c.start()
+        self.backend.start()
         self.control = control_server(self)
         threading.Thread(target=self.control.serve_forever, name="control", daemon=True).start()
+        kubeconfig = self.state_dir / "kubeconfig"
+        kubeconfig.write_text(self.backend.kubeconfig_text())
+        os.chmod(kubeconfig, 0o600)
         info = self.info()
-        (self.state_dir / "kubeconfig").write_text(kubeconfig_text(info["clusters"], self.config.token))
-        os.chmod(self.state_dir / "kubeconfig", 0o600)
         tmp = self.state_dir / "daemon.json.tmp"
         tmp.write_text(json.dumps(info, indent=2))
         tmp.replace(self.state_dir / "daemon.json")
         return info
 
     def info(self) -> dict:
-        return {"pid": os.getpid(), "control_port": self.control.server_address[1] if self.control else None,
+        return {"pid": os.getpid(), "backend": self.backend.name,
+                "control_port": self.control.server_address[1] if self.control else None,
                 "kubeconfig": str(self.state_dir / "kubeconfig"), "state_dir": str(self.state_dir),
-                "config": {k: v for k, v in asdict(self.config).items() if k != "token"},
-                "clusters": [{"index": c.index, "context": c.name, "port": c.port,
-                              "base_url": f"http://127.0.0.1:{c.port}", "api_up": c.listener.is_up,
-                              "faults": c.faults.snapshot()} for c in self.clusters]}
+                **self.backend.info(), "clusters": self.backend.clusters()}
 
     def fault(self, index: int, kind: str, args: dict) -> dict:
-        c = self.clusters[index]
-        faults = c.set_fault(kind, args)
-        return {"cluster": c.index, "faults": faults, "api_up": c.listener.is_up}
+        return self.backend.fault(index, kind, args)
 
     def stop(self) -> None:
-        for c in self.clusters:
-            c.stop()
+        self.backend.stop()
         if self.control:
             self.control.shutdown()
             self.control.server_close()
         self.stopped.set()
 
 
-def control_server(daemon) -> ThreadingHTTPServer:
-    """Loopback endpoint for status and faults; ``daemon`` has info(), fault(i, kind, args) and stop()."""
+def control_server(daemon: Daemon) -> ThreadingHTTPServer:
+    """Loopback endpoint: ``GET /status``, ``POST /fault`` and ``POST /shutdown``."""
     class H(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -121,28 +94,30 @@ def control_server(daemon) -> ThreadingHTTPServer:
     return srv
 
 
-def run_daemon(n: int, config: ClusterConfig) -> int:
-    state = Path(config.state_dir).resolve()
+def run_daemon(backend: Backend, state_dir: str | Path) -> int:
+    """Run ``backend``'s clusters until SIGTERM, SIGINT or ``/shutdown``."""
+    state = Path(state_dir).resolve()
     state.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for i in range(n):
-        shutil.rmtree(state / str(i), ignore_errors=True)
-    d = Daemon(n, config)
+    backend.prepare(state)
+    d = Daemon(backend, state)
     (state / "kubesim.pid").write_text(str(os.getpid()))
-    info = d.start()
-    log.info("kubesim daemon pid %s: %s", os.getpid(),
-             ", ".join(f'{c["context"]}={c["base_url"]}' for c in info["clusters"]))
 
     def _term(signum, frame):
         threading.Thread(target=d.stop, daemon=True).start()
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, _term)
+    try:
+        info = d.start()
+    except Exception:
+        log.exception("the %s backend failed to start", backend.name)
+        d.stop()
+        return 1
+    log.info("%s daemon pid %s: %s", backend.name, os.getpid(),
+             ", ".join(f'{c["context"]}={c["base_url"]}' for c in info["clusters"]))
     d.stopped.wait()
     for f in ("daemon.json", "kubesim.pid"):
-        try:
-            (state / f).unlink()
-        except FileNotFoundError:
-            pass
-    log.info("kubesim daemon stopped")
+        (state / f).unlink(missing_ok=True)
+    log.info("%s daemon stopped", backend.name)
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .api import ClusterSet, start
+from .launcher import ClusterSet, start
 
 PROJECT = Path(__file__).resolve().parent.parent
 SHARED_CRDS = PROJECT.parent / "shared" / "crds"

@@ -10,6 +10,7 @@ from typing import Any
 
 from .openapi import FieldError
 from .quantity import quantity
+from .selectors import selector_matches
 
 WORKLOADS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet")}
 STS_MUTABLE = ("replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
@@ -33,8 +34,6 @@ def _required(field: str) -> FieldError:
 
 
 def selector_matches_labels(selector: dict, labels: dict) -> bool:
-    from .store import selector_matches
-
     return selector_matches(selector, labels)
 
 

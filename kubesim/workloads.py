@@ -13,7 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import defaults
-from .store import now, selector_matches
+from .objects import affinity_ok, parse_ts, pod_ready
+from .selectors import selector_matches
+from .store import now
 
 if TYPE_CHECKING:
     from .controllers import Controllers
@@ -52,9 +54,7 @@ def _terminating(p: dict) -> bool:
 
 
 def _ready(p: dict) -> bool:
-    from .controllers import _pod_ready
-
-    return _pod_ready(p) and not _terminating(p)
+    return pod_ready(p) and not _terminating(p)
 
 
 def _condition(conds: list[dict], ctype: str, status: str, reason: str, message: str, progress: bool = True) -> list:
@@ -256,7 +256,7 @@ class Workloads:
             deadline = spec.get("progressDeadlineSeconds")
             last = prog.get("lastUpdateTime") if prog else None
             stalled = (deadline is not None and last and not progressed
-                       and time.time() - _ts(last) > float(deadline))
+                       and time.time() - parse_ts(last) > float(deadline))
             if stalled or (prog is not None and prog.get("reason") == "ProgressDeadlineExceeded" and not progressed):
                 conds = _condition(conds, "Progressing", "False", "ProgressDeadlineExceeded",
                                    f'ReplicaSet "{rs_name}" has timed out progressing.', progress=False)
@@ -375,8 +375,6 @@ class Workloads:
 
     # ------------------------------------------------------------------ DaemonSets
     def reconcile_daemonsets(self, skip_namespaces: tuple[str, ...]) -> None:
-        from .controllers import _affinity_ok
-
         nodes = self.store.items("/nodes")
         for ds in self.store.items(DAEMONSETS):
             m = ds["metadata"]
@@ -391,7 +389,7 @@ class Workloads:
                 labels = n["metadata"].get("labels") or {}
                 if any(labels.get(k) != v for k, v in (pspec.get("nodeSelector") or {}).items()):
                     continue
-                if not _affinity_ok(pspec, labels, n["metadata"]["name"]):
+                if not affinity_ok(pspec, labels, n["metadata"]["name"]):
                     continue
                 eligible.append(n["metadata"]["name"])
             pods = [p for p in self.owned(PODS, ds) if not _terminating(p)]
@@ -454,8 +452,3 @@ def _ds_node(p: dict) -> str:
                 return f["values"][0]
     return (p.get("spec") or {}).get("nodeName", "")
 
-
-def _ts(s: str) -> float:
-    from .controllers import _ts as ts
-
-    return ts(s)

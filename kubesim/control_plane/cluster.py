@@ -23,9 +23,9 @@ from pathlib import Path
 import yaml
 
 from .. import platform_crds
-from ..cluster import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
+from ..inventory import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
 from ..standins import prometheus
-from ..standins.dynamo_operator import compute_domain_slice
+from ..standins.operator_rules import compute_domain_slice
 from . import build, netns, pki
 
 log = logging.getLogger("kubesim.control_plane")

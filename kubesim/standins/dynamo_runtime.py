@@ -31,8 +31,8 @@ from pathlib import Path
 
 import yaml
 
-from . import dynamo_operator as op
 from . import mocker_profile
+from . import operator_rules as op
 from .pod_env import command_words
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

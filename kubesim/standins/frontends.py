@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from ..controllers import frontend_profile, served_model_name
 from ..frontend import Frontend
-from . import dynamo_operator as op
+from ..serving import frontend_profile, served_model_name
+from . import operator_rules as op
 from .model_servers import deployment_of
 
 log = logging.getLogger("kubesim.standins.frontends")

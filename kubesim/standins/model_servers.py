@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..control_plane.netns import call_inside
-from . import dynamo_operator as op
 from . import dynamo_runtime as rt
+from . import operator_rules as op
 from . import planner_pod
 from .mocker_profile import ProfileError
 from .pod_env import command_words
@@ -55,7 +55,7 @@ VLLM_PORT = 8000
 # the components that serve requests, and the planner that scales them (when the pods can reach the API server)
 SERVED_TYPES = ("frontend", *op.WORKER_TYPES)
 PLANNER_TYPE = "planner"
-# what a graph's processes take from their pod's environment (the operator sets them: dynamo_operator.operator_env)
+# what a graph's processes take from their pod's environment (the operator sets them: operator_rules.operator_env)
 POD_RUNTIME_ENV = ("DYN_NAMESPACE",)
 
 
@@ -235,7 +235,7 @@ class ModelServers:
         self._report_serving(wanted)
 
     def _serve(self, uid: str, server: PodServer) -> None:
-        from ..controllers import served_model_name
+        from ..serving import served_model_name
 
         if server.role == PLANNER_TYPE and uid in self.servers:
             return                         # started once with its token and configuration, as a container is

@@ -1,6 +1,6 @@
 """The Dynamo operator and the ComputeDomain controller as clients of a real API server.
 
-Each pass reads the DGDs and their pods, asks the shared decisions (``dynamo_operator.reconcile``)
+Each pass reads the DGDs and their pods, asks the shared decisions (``operator_rules.reconcile``)
 what to create, delete and report, and does it: pods owned by the DGD (so the real garbage
 collector removes them with it) that the real scheduler places on kwok nodes, the ``<name>-frontend``
 Service, and the DGD's status through its ``/status`` subresource.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from . import dynamo_operator as op
+from . import operator_rules as op
 
 log = logging.getLogger("kubesim.standins.operator")
 DGD_API = ("nvidia.com/v1beta1", "DynamoGraphDeployment")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from .dynamo_operator import meta_label_name
+from .operator_rules import meta_label_name
 
 log = logging.getLogger("kubesim.standins.prometheus")
 

@@ -16,10 +16,10 @@ import logging
 import threading
 from pathlib import Path
 
-from . import dynamo_operator as op
 from . import dynamo_runtime as rt
 from . import mocker_calibration as mc
 from . import mocker_live, mocker_profile
+from . import operator_rules as op
 from .mocker_profile import PublishedFigures, TraceShape
 from .pod_env import command_words
 

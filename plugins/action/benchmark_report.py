@@ -9,7 +9,7 @@ import tempfile
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, job_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, job_report, sweep_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import charts as bench_charts
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import compare as bench_compare
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import cost as bench_cost
@@ -226,7 +226,7 @@ class ActionModule(ActionBase):
         ctx, expected, points = dict(context), args["expected"], args["points"]
         points = [{k: v for k, v in p.items() if k != "summary_raw"} for p in points]
         recommendation = bench_slo.recommend(points) if slo else None
-        y_metric = br.sweep_y_metric(points)
+        y_metric = sweep_report.sweep_y_metric(points)
         kind = "concurrency search" if args["search"] else "concurrency sweep"
         curve = bench_charts.sweep_chart(points, _title(ctx, kind), expected, slo, recommendation, y_metric)
         series = []
@@ -246,12 +246,12 @@ class ActionModule(ActionBase):
                 "context": ctx, "expected": expected, "y_metric": y_metric, "slo": slo,
                 "attainment": args["slo_attainment"], "recommendation": recommendation, "search": args["search"],
                 "points": points}
-        md = br.sweep_markdown({**ctx, "chart": "sweep.svg"}, points, expected=expected, details=details)
+        md = sweep_report.sweep_markdown({**ctx, "chart": "sweep.svg"}, points, expected=expected, details=details)
         html = bench_html.sweep_html(data, [(charts[0][0], "sweep.svg", curve["png"]),
                                             (charts[1][0], "sweep-cdf.svg", cdf["png"])])
-        table = br.text_table(br.sweep_header(points), br.sweep_rows(points), right=(1, 2, 3, 4))
+        table = br.text_table(sweep_report.sweep_header(points), sweep_report.sweep_rows(points), right=(1, 2, 3, 4))
         table += [line.replace("**", "").replace("`", "")
-                  for line in br.recommendation_lines(recommendation, args["search"])]
+                  for line in sweep_report.recommendation_lines(recommendation, args["search"])]
         return ([("sweep.json", _json_text(data)), ("sweep.md", md), ("sweep.html", html),
                  ("sweep.svg", curve["svg"]), ("sweep-cdf.svg", cdf["svg"])],
                 {"table": table, "recommendation": recommendation})

@@ -207,9 +207,9 @@ warnings_list:
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (  # noqa: E402
     AIPerfResultsError,
-    evaluate,
     load_results,
 )
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf_judge import evaluate  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402 (Ansible puts imports after the docs)
 
 ARGUMENT_SPEC = dict(

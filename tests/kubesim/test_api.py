@@ -49,7 +49,7 @@ def test_discovery(kubesim_cluster):
 def test_nodes_from_catalog(k8s_client):
     import yaml
 
-    from kubesim.cluster import REPO_ROOT
+    from kubesim.inventory import REPO_ROOT
 
     skus = yaml.safe_load((REPO_ROOT / "catalog" / "skus.yml").read_text())["skus"]
     nodes = CoreV1Api(k8s_client).list_node().items

@@ -22,7 +22,7 @@ from runtime_helpers import (
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
-from kubesim.standins import dynamo_operator, dynamo_runtime, mocker_calibration, mocker_profile
+from kubesim.standins import dynamo_runtime, mocker_calibration, mocker_profile, operator_rules
 
 pytestmark = [pytest.mark.slow]
 
@@ -97,7 +97,7 @@ def test_calibration_lands_the_mockers_online_replay_on_the_published_figures(ru
     dgd = render.dynamo_graph_deployment(build_plan({"sku": "gb300", "mode": "agg"}), "muse")
     figures = mocker_profile.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
     trace = mocker_profile.TraceShape.from_file(TRACE)
-    worker = next(c for c in dynamo_operator.components(dgd) if c.type != "frontend")
+    worker = next(c for c in operator_rules.components(dgd) if c.type != "frontend")
     container = worker.template["spec"]["containers"][0]
     blocks = mocker_profile.kv_blocks(figures, trace, dynamo_runtime.block_size(container))
     engine = mocker_calibration.Engines(tuple(dynamo_runtime.mocker_args(worker.type, container, 1.0, blocks)))

@@ -29,7 +29,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.render import obje
 from ansible_collections.inferops.dynamo.plugins.modules import prometheus_status
 from ansible_collections.inferops.dynamo.plugins.plugin_utils.in_process import ControllerModule, ModuleExit
 from kubesim.control_plane import build
-from kubesim.standins import dynamo_operator, dynamo_runtime
+from kubesim.standins import dynamo_runtime, operator_rules
 
 pytestmark = [pytest.mark.slow]
 
@@ -94,7 +94,7 @@ def test_every_dashboard_panel_and_live_figure_has_data_from_the_real_components
     plan = build_plan({"sku": "gb300", "mode": "agg", "framework": "vllm"})
     objective = monitoring.objectives(plan)
     dgd = render.dynamo_graph_deployment(plan, NS)
-    workers = sum(c.pods_wanted for c in dynamo_operator.components(dgd) if c.type != "frontend")
+    workers = sum(c.pods_wanted for c in operator_rules.components(dgd) if c.type != "frontend")
     config = prometheus_config(tmp_path, monitoring.prometheus_rule(plan, NS, objective), workers)
     promtool = build.prometheus_binaries()["promtool"]
     subprocess.run([str(promtool), "check", "config", str(config)], check=True, capture_output=True)

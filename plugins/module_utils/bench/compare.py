@@ -3,14 +3,14 @@
 """Did this run get worse than an earlier one? Per-metric deltas with the gate's tolerance (pure Python).
 
 A metric is a ``regression`` when it is worse than the earlier run's by more than the tolerance (the
-same rule ``aiperf.compare`` applies against the published figures: throughputs must reach
+same rule ``aiperf_judge.compare`` applies against the published figures: throughputs must reach
 ``earlier * (1 - tol)``, latencies stay below ``earlier * (1 + tol)``), an ``improvement`` when better by
 more than the tolerance, else ``same``. The run's verdict is ``regression`` when any metric regressed.
 """
 
 from __future__ import annotations
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import compare as judge
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf_judge import compare as judge
 
 # (metric, label): the headline figures and the tails an operator watches
 COMPARED = (

@@ -21,6 +21,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.bench import compa
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import index as bench_index
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import report as br
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import slo as bench_slo
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import sweep_report
 
 STYLE = """
 body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1180px;color:#212121;
@@ -207,8 +208,8 @@ def sweep_html(sweep, charts):
         objectives=objectives, recommendation=rec, rec_goodput=br.fmt((rec or {}).get("goodput_per_s")),
         rec_cost=None if rec_cost is None else f"${rec_cost:,.2f}",
         recommendation_lines=[line.replace("**", "").replace("`", "")
-                              for line in br.recommendation_lines(rec, sweep.get("search")) if line],
-        header=br.sweep_header(points), rows=br.sweep_rows(points), charts=_charts(charts),
+                              for line in sweep_report.recommendation_lines(rec, sweep.get("search")) if line],
+        header=sweep_report.sweep_header(points), rows=sweep_report.sweep_rows(points), charts=_charts(charts),
         point_links=[{"href": f"../{p['run_id']}/report.html", "name": f"c={p.get('concurrency')} ({p['run_id']})"}
                      for p in points if p.get("run_id")])
 

@@ -1,7 +1,8 @@
 # Copyright: contributors to inferops.dynamo
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Benchmark reports as text: the printed tables and the Markdown (pure Python: no Ansible, no third-party
-imports). The charts are ``bench_charts`` (matplotlib), the HTML pages ``bench_html``.
+"""A benchmark run's report as text: the printed tables and report.md (pure Python: no Ansible, no third-party
+imports). A sweep's or search's report is sweep_report.py; the charts are charts.py
+(matplotlib), the HTML pages html.py.
 
 Inputs are what the ``aiperf_results`` module returns (``metrics``, ``failures``, ``verdicts``,
 ``percentiles``) plus the ``expected:`` block of a target in catalog/targets.yml (may be None, or carry
@@ -12,7 +13,6 @@ Inputs are what the ``aiperf_results`` module returns (``metrics``, ``failures``
     percentile_rows(percentiles)                               -> mean, p50, p90 and p99 (tails) per metric
     printed_lines(rows, percentiles, slo, cost, comparison)    -> what the play prints for a run
     markdown_report(context, rows, metrics, failures, verdicts, details) -> report.md
-    sweep_markdown(context, points, expected, details)         -> sweep.md
 
 Everything is deterministic: same inputs, same bytes.
 """
@@ -54,7 +54,7 @@ EXTRA_METRICS = (
 
 
 # --------------------------------------------------------------------------- helpers
-def _num(value):
+def as_number(value):
     """A float for ints/floats (not bools, not NaN), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -64,7 +64,7 @@ def _num(value):
 
 def fmt(value, digits=None):
     """Human number with 2 decimals (3 significant digits below 1, thousands separated); None -> dash."""
-    v = _num(value)
+    v = as_number(value)
     if v is None:
         return DASH
     if digits is not None:
@@ -75,17 +75,17 @@ def fmt(value, digits=None):
 
 
 def fmt_delta(delta):
-    v = _num(delta)
+    v = as_number(delta)
     return DASH if v is None else f"{v:+.1f} %"
 
 
-def _count(value):
-    v = _num(value)
+def count_text(value):
+    v = as_number(value)
     return DASH if v is None else f"{round(v):,}"
 
 
 def _delta(measured, expected):
-    m, e = _num(measured), _num(expected)
+    m, e = as_number(measured), as_number(expected)
     if m is None or not e:
         return None
     return (m - e) / abs(e) * 100.0
@@ -101,14 +101,14 @@ def _combine(verdict_words):
     return "pass"
 
 
-def _expected_dict(expected):
+def expected_dict(expected):
     return expected if isinstance(expected, dict) else {}
 
 
 def comparable(expected):
     """True when ``expected`` holds published figures at the same operating point."""
     return isinstance(expected, dict) and expected.get("comparable", True) is not False and any(
-        _num(v) is not None for k, v in expected.items() if k not in ("gpus", "concurrency", "comparable"))
+        as_number(v) is not None for k, v in expected.items() if k not in ("gpus", "concurrency", "comparable"))
 
 
 def md_escape(text):
@@ -125,7 +125,7 @@ def report_rows(metrics, verdicts, expected):
     (float or None), ``delta`` (display) and ``verdict`` (pass, FAIL, missing or not gated).
     """
     metrics = metrics or {}
-    exp = _expected_dict(expected)
+    exp = expected_dict(expected)
     by_metric = {}
     for v in verdicts or []:
         if isinstance(v, dict) and v.get("metric"):
@@ -135,35 +135,35 @@ def report_rows(metrics, verdicts, expected):
         if key == "requests":
             words = [VERDICT_WORDS.get(v.get("verdict"), "missing")
                      for m in REQUEST_METRICS for v in by_metric.get(m, [])]
-            passing, failing = _num(metrics.get("requests_passing")), _num(metrics.get("requests_failing"))
-            exp_pass, exp_fail = _num(exp.get("requests_passing")), _num(exp.get("requests_failing"))
-            measured = DASH if passing is None and failing is None else f"{_count(passing)} / {_count(failing)}"
-            shown = DASH if exp_pass is None and exp_fail is None else f"{_count(exp_pass)} / {_count(exp_fail)}"
+            passing, failing = as_number(metrics.get("requests_passing")), as_number(metrics.get("requests_failing"))
+            exp_pass, exp_fail = as_number(exp.get("requests_passing")), as_number(exp.get("requests_failing"))
+            measured = DASH if passing is None and failing is None else f"{count_text(passing)} / {count_text(failing)}"
+            shown = DASH if exp_pass is None and exp_fail is None else f"{count_text(exp_pass)} / {count_text(exp_fail)}"
             vlist = by_metric.get("requests_passing", [])
             delta = vlist[0].get("delta_pct") if vlist else None
-            total = _num(metrics.get("requests_total"))
-            exp_total = _num(exp.get("requests_total"))
+            total = as_number(metrics.get("requests_total"))
+            exp_total = as_number(exp.get("requests_total"))
             if exp_total is None and exp_pass is not None:
                 exp_total = exp_pass + (exp_fail or 0.0)
-            if _num(delta) is None and total is not None and total == exp_total:
+            if as_number(delta) is None and total is not None and total == exp_total:
                 delta = _delta(passing, exp_pass)  # only meaningful for the same number of requests
             rows.append({"key": key, "label": label, "metric": metric, "unit": unit, "direction": direction,
                          "measured": measured, "expected": shown, "measured_value": passing,
                          "expected_value": exp_pass, "measured_failing": failing, "expected_failing": exp_fail,
-                         "delta_pct": _num(delta), "delta": fmt_delta(delta), "verdict": _combine(words)})
+                         "delta_pct": as_number(delta), "delta": fmt_delta(delta), "verdict": _combine(words)})
             continue
         vlist = by_metric.get(metric, [])
-        value = _num(metrics.get(metric))
-        want = _num(exp.get(metric))
+        value = as_number(metrics.get(metric))
+        want = as_number(exp.get(metric))
         if want is None and vlist:
-            want = _num(vlist[0].get("expected"))
+            want = as_number(vlist[0].get("expected"))
         delta = vlist[0].get("delta_pct") if vlist else None
-        if _num(delta) is None:
+        if as_number(delta) is None:
             delta = _delta(value, want)
         words = [VERDICT_WORDS.get(v.get("verdict"), "missing") for v in vlist]
         rows.append({"key": key, "label": label, "metric": metric, "unit": unit, "direction": direction,
                      "measured": fmt(value), "expected": fmt(want), "measured_value": value,
-                     "expected_value": want, "delta_pct": _num(delta), "delta": fmt_delta(delta),
+                     "expected_value": want, "delta_pct": as_number(delta), "delta": fmt_delta(delta),
                      "verdict": _combine(words)})
     return rows
 
@@ -231,16 +231,16 @@ def gate_status(context):
 def verdict_line(v):
     metric = v.get("metric")
     measured, want = fmt(v.get("measured")), fmt(v.get("expected"))
-    delta = _num(v.get("delta_pct"))
+    delta = as_number(v.get("delta_pct"))
     word = VERDICT_WORDS.get(v.get("verdict"), "missing")
     extra = f", {delta:+.1f} %" if delta is not None else ""
-    tol = _num(v.get("tolerance"))
+    tol = as_number(v.get("tolerance"))
     limit = "limit" if v.get("limit") else "expected"
     tol_text = f", tolerance {tol * 100:.0f} %" if tol and not v.get("limit") else ""
     return f"`{metric}`: measured {measured}, {limit} {want} ({word}{extra}{tol_text})"
 
 
-def _code_block(command):
+def shell_block(command):
     """A fenced shell block that survives backticks inside the command."""
     fence = "```"
     while fence in str(command):
@@ -248,7 +248,7 @@ def _code_block(command):
     return [f"{fence}sh", str(command).rstrip(), fence]
 
 
-def _title_date(context):
+def title_date(context):
     return str(context.get("date") or "").strip() or DASH
 
 
@@ -269,7 +269,7 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
     target = context.get("target") or DASH
     out = [f"# Benchmark report: {target} on {cluster}", ""]
     facts = [("Cluster", cluster), ("Target", f"`{target}`"), ("Run", f"`{context.get('run_id') or DASH}`"),
-             ("Date", _title_date(context))]
+             ("Date", title_date(context))]
     if context.get("status"):
         facts.append(("Status", context["status"]))
     if context.get("gpus") is not None:
@@ -283,7 +283,7 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
     # gate first: the one line a reader looks for
     gated, reason = gate_status(context)
     bad = [v for v in verdicts or [] if isinstance(v, dict) and v.get("verdict") != "pass"]
-    passing, failing = _num(metrics.get("requests_passing")), _num(metrics.get("requests_failing"))
+    passing, failing = as_number(metrics.get("requests_passing")), as_number(metrics.get("requests_failing"))
     all_failed = bool(failing) and not passing
     if details.get("html"):
         out += [f"The same report with its charts as one self-contained page: `{details['html']}`.", ""]
@@ -305,10 +305,10 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
         out.append("No comparison with published figures.")
     if bad:
         out += [""] + [f"- {verdict_line(v)}" for v in bad]
-    exp = _expected_dict(context.get("expected"))
+    exp = expected_dict(context.get("expected"))
     differs = [f"{name} {context[key]} (published: {exp[key]})" for key, name in
                (("concurrency", "concurrency"), ("gpus", "GPUs")) if context.get(key) is not None
-               and exp.get(key) is not None and _num(context[key]) != _num(exp[key])]
+               and exp.get(key) is not None and as_number(context[key]) != as_number(exp[key])]
     if differs:
         out += ["", "Note: this run's operating point differs from the published one: " + ", ".join(differs) + "."]
     out.append("")
@@ -325,29 +325,29 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
     out += _comparison_markdown(details.get("comparison"), details.get("comparison_note"))
 
     out += ["## Failing requests", ""]
-    total = _num(metrics.get("requests_total"))
-    count = _num(failures.get("count"))
+    total = as_number(metrics.get("requests_total"))
+    count = as_number(failures.get("count"))
     if count is None:
         count = failing
-    ratio = _num(failures.get("ratio"))
+    ratio = as_number(failures.get("ratio"))
     if ratio is None:
-        ratio = _num(metrics.get("failed_ratio"))
+        ratio = as_number(metrics.get("failed_ratio"))
     errors = [e for e in failures.get("errors") or [] if isinstance(e, dict)]
     if not count:
-        out.append(f"None: all {_count(total)} requests succeeded." if total is not None else "None.")
+        out.append(f"None: all {count_text(total)} requests succeeded." if total is not None else "None.")
     else:
         share = f" ({ratio * 100:.1f} %)" if ratio is not None else ""
-        out.append(f"{_count(count)} of {_count(total)} requests failed{share}."
+        out.append(f"{count_text(count)} of {count_text(total)} requests failed{share}."
                    + (" Every request failed." if all_failed else ""))
         if errors:
             out += ["", *markdown_table(("Count", "Code", "Type", "Message"),
-                                        [(_count(e.get("count")), e.get("code") if e.get("code") is not None
+                                        [(count_text(e.get("count")), e.get("code") if e.get("code") is not None
                                           else DASH, e.get("type") or DASH, e.get("message") or DASH)
                                          for e in errors], right=(0,))]
     out.append("")
 
     extra = [(label, fmt(metrics.get(m)), unit) for m, label, unit in EXTRA_METRICS
-             if _num(metrics.get(m)) is not None]
+             if as_number(metrics.get(m)) is not None]
     if extra:
         out += ["## Other measured metrics", ""]
         out += markdown_table(("Metric", "Value", "Unit"), extra, right=(1,))
@@ -372,7 +372,7 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
             schema = metrics.get("schema_version")
             out.append(f"AIPerf version {version}" + (f" (summary schema {schema})" if schema else "") + ".")
         if command:
-            out += ["", *_code_block(command)]
+            out += ["", *shell_block(command)]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -405,10 +405,10 @@ def percentile_rows(percentiles):
             continue
         direction = stats.get("direction", "lower")
         rows.append({"key": key, "label": label, "unit": stats.get("unit"), "direction": direction,
-                     "mean": _num(stats.get("avg")), "p50": _num(stats.get("p50")),
-                     "p90": _num(stats.get(tail_stat(direction, 90))),
-                     "p99": _num(stats.get(tail_stat(direction, 99))),
-                     "count": _num(stats.get("count"))})
+                     "mean": as_number(stats.get("avg")), "p50": as_number(stats.get("p50")),
+                     "p90": as_number(stats.get(tail_stat(direction, 90))),
+                     "p99": as_number(stats.get(tail_stat(direction, 99))),
+                     "count": as_number(stats.get("count"))})
     return rows
 
 
@@ -421,8 +421,8 @@ PERCENTILE_NOTE = ("p90 and p99 are the tails: for latencies 90% / 99% of reques
 
 
 # --------------------------------------------------------------------------- SLOs
-def _share(value):
-    v = _num(value)
+def percent_text(value):
+    v = as_number(value)
     return DASH if v is None else f"{v * 100:.1f} %"
 
 
@@ -436,12 +436,12 @@ def slo_rows(evaluation):
     rows = []
     for o in evaluation.get("objectives") or []:
         op = ">=" if o["direction"] == "higher" else "<="
-        tail = DASH if _num(o.get("tail")) is None else f"{o['tail_stat']} {fmt(o['tail'])}"
+        tail = DASH if as_number(o.get("tail")) is None else f"{o['tail_stat']} {fmt(o['tail'])}"
         rows.append((f"{o['label']} (`{o['key']}`)", f"{op} {fmt(o['threshold'])} {o['unit']}",
-                     _share(o.get("share_met")), tail, VERDICT_WORDS.get(o["verdict"], o["verdict"])))
+                     percent_text(o.get("share_met")), tail, VERDICT_WORDS.get(o["verdict"], o["verdict"])))
     for o in evaluation.get("run_objectives") or []:
-        rows.append((f"{o['label']} (`{o['key']}`)", f"<= {_share(o['threshold'])}", DASH,
-                     f"measured {_share(o.get('measured'))}", VERDICT_WORDS.get(o["verdict"], o["verdict"])))
+        rows.append((f"{o['label']} (`{o['key']}`)", f"<= {percent_text(o['threshold'])}", DASH,
+                     f"measured {percent_text(o.get('measured'))}", VERDICT_WORDS.get(o["verdict"], o["verdict"])))
     return rows
 
 
@@ -452,7 +452,7 @@ def slo_headline(evaluation):
     word = "MET" if evaluation.get("met") else "MISSED"
     parts = [f"Goodput {fmt(evaluation.get('goodput_per_s'))} requests/s"]
     if evaluation.get("objectives"):
-        parts.append(f"{_share(evaluation.get('good_fraction'))} of requests met every objective "
+        parts.append(f"{percent_text(evaluation.get('good_fraction'))} of requests met every objective "
                      f"(needs {evaluation['attainment'] * 100:g} %)")
     if evaluation.get("goodput_min_per_s"):
         parts.append(f"minimum goodput {fmt(evaluation['goodput_min_per_s'])} requests/s")
@@ -473,7 +473,7 @@ def _slo_markdown(evaluation):
 
 # --------------------------------------------------------------------------- cost
 def money(value):
-    v = _num(value)
+    v = as_number(value)
     return DASH if v is None else f"${v:,.2f}"
 
 
@@ -483,10 +483,6 @@ def cost_lines(cost, label="measured throughput"):
     return [f"Cost at the {label}: {money(cost.get('per_million_output_tokens'))} per million output tokens, "
             f"{money(cost.get('per_million_total_tokens'))} per million input + output tokens "
             f"({money(cost.get('gpu_hour_cost'))} per GPU-hour x {cost.get('gpus')} GPUs)."]
-
-
-def _share(value):
-    return DASH if value is None else f"{value * 100:.1f} %"
 
 
 def server_markdown(server):
@@ -507,7 +503,7 @@ def server_markdown(server):
     pods = server.get("pods") or {}
     if pods:
         out += ["", *markdown_table(("Worker pod", "Peak KV-cache usage", "Prefix-cache hit rate"),
-                                    [(f"`{pod}`", _share(f.get("kv_usage_max")), _share(f.get("prefix_hit_rate")))
+                                    [(f"`{pod}`", percent_text(f.get("kv_usage_max")), percent_text(f.get("prefix_hit_rate")))
                                      for pod, f in pods.items()], right=(1, 2))]
     else:
         out += ["", "No worker pod reported KV-cache or prefix-cache figures in the window."]
@@ -591,12 +587,12 @@ def printed_lines(rows, percentiles=None, slo=None, cost=None, comparison=None, 
     if slo:
         out += ["", slo_headline(slo)]
         for o in slo.get("objectives") or []:
-            tail = "" if _num(o.get("tail")) is None else f", {o['tail_stat']} {fmt(o['tail'])} {o['unit']}"
+            tail = "" if as_number(o.get("tail")) is None else f", {o['tail_stat']} {fmt(o['tail'])} {o['unit']}"
             out.append(f"  {o['key']} {'>=' if o['direction'] == 'higher' else '<='} {fmt(o['threshold'])} "
-                       f"{o['unit']}: met by {_share(o.get('share_met'))} of requests{tail}: "
+                       f"{o['unit']}: met by {percent_text(o.get('share_met'))} of requests{tail}: "
                        f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
         for o in slo.get("run_objectives") or []:
-            out.append(f"  {o['key']} <= {_share(o['threshold'])}: measured {_share(o.get('measured'))}: "
+            out.append(f"  {o['key']} <= {percent_text(o['threshold'])}: measured {percent_text(o.get('measured'))}: "
                        f"{VERDICT_WORDS.get(o['verdict'], o['verdict'])}")
     if cost:
         out += ["", *cost_lines(cost)]
@@ -611,131 +607,3 @@ def printed_lines(rows, percentiles=None, slo=None, cost=None, comparison=None, 
 
 
 # --------------------------------------------------------------------------- sweep
-def sweep_y_metric(points):
-    """Per-GPU throughput when known for any point, else total output tokens/s."""
-    if any(_num(((p or {}).get("metrics") or {}).get("output_tokens_per_s_per_gpu")) is not None for p in points):
-        return "output_tokens_per_s_per_gpu"
-    return "output_tokens_per_s"
-
-
-def _sorted_points(points):
-    return sorted((p for p in points or [] if isinstance(p, dict)),
-                  key=lambda p: (_num(p.get("concurrency")) is None, _num(p.get("concurrency")) or 0))
-
-
-SWEEP_HEADER = ("Concurrency", "tok/s", "tok/s/GPU", "tok/s/user p50", "TTFT p50 (ms)", "Failed")
-SWEEP_SLO_HEADER = ("Good share", "Goodput (req/s)", "Objectives")
-SWEEP_COST_HEADER = ("$/M output",)
-
-
-def sweep_header(points):
-    """SWEEP_HEADER, plus the SLO columns when any point was judged and the cost column when priced."""
-    header = SWEEP_HEADER
-    if any(p.get("slo") for p in points or [] if isinstance(p, dict)):
-        header += SWEEP_SLO_HEADER
-    if any(p.get("cost") for p in points or [] if isinstance(p, dict)):
-        header += SWEEP_COST_HEADER
-    return header
-
-
-def sweep_rows(points):
-    """Display cells per sweep point (concurrency order), matching ``sweep_header(points)``."""
-    header = sweep_header(points)
-    rows = []
-    for p in _sorted_points(points):
-        m = p.get("metrics") or {}
-        failing, total, ratio = _num(m.get("requests_failing")), _num(m.get("requests_total")), _num(
-            m.get("failed_ratio"))
-        failed = DASH if failing is None else f"{_count(failing)} / {_count(total)}"
-        if failing and ratio is not None:
-            failed += f" ({ratio * 100:.1f} %)"
-        row = (str(p.get("concurrency", DASH)), fmt(m.get("output_tokens_per_s")),
-               fmt(m.get("output_tokens_per_s_per_gpu")), fmt(m.get("output_tokens_per_s_per_user_p50")),
-               fmt(m.get("ttft_p50_ms")), failed)
-        if SWEEP_SLO_HEADER[0] in header:
-            slo = p.get("slo") or {}
-            row += (_share(slo.get("good_fraction")), fmt(slo.get("goodput_per_s")),
-                    DASH if not slo else ("met" if slo.get("met") else "missed"))
-        if SWEEP_COST_HEADER[0] in header:
-            row += (money((p.get("cost") or {}).get("per_million_output_tokens")),)
-        rows.append(row)
-    return rows
-
-
-def recommendation_lines(recommendation, search=None):
-    """The operating point: the highest concurrency meeting the objectives, its goodput, cost, evidence."""
-    if not recommendation:
-        return []
-    rec = recommendation
-    if rec.get("concurrency") is None:
-        out = [f"**No recommendation**: {rec['reason']}."]
-    else:
-        out = [f"**Recommended concurrency: {rec['concurrency']}** (run `{rec.get('run_id')}`): goodput "
-               f"{fmt(rec.get('goodput_per_s'))} requests/s, {_share(rec.get('good_fraction'))} of requests meeting "
-               f"every objective, {fmt(rec.get('output_tokens_per_s'))} output tokens/s. {rec['reason'][0].upper()}"
-               f"{rec['reason'][1:]}."]
-        out += [f"{line}" for line in cost_lines(rec.get("cost"), "recommended point")]
-    if rec.get("non_monotonic"):
-        out.append("Note: a lower concurrency missed the objectives while a higher one met them; rerun the "
-                   "lower points before trusting the boundary.")
-    if search:
-        span = (", ".join(str(c) for c in search["candidates"]) if search.get("candidates")
-                else "{}..{}".format(*search.get("range") or (DASH, DASH)))
-        probes = ", ".join(f"{p['concurrency']} ({'met' if p['met'] else 'missed'})" for p in search.get("probes") or [])
-        out += ["", f"Search ({search.get('method')}): {search.get('runs')} of at most {search.get('max_runs')} "
-                    f"runs over {span}, stopped: {search.get('reason')}. Probes in order: {probes or DASH}. "
-                    f"Bracket: highest met {search.get('feasible_max') or DASH}, lowest missed "
-                    f"{search.get('infeasible_min') or DASH}."]
-    return out
-
-
-def sweep_markdown(context, points, expected=None, details=None):
-    """sweep.md: title, one table row per concurrency, the expected operating point, the recommendation
-    (with ``details``: ``recommendation``, ``search``, ``slo``, ``charts``, ``html``), the charts."""
-    context = context or {}
-    details = details or {}
-    cluster = context.get("cluster") or DASH
-    target = context.get("target") or DASH
-    kind = "Concurrency search" if details.get("search") else "Concurrency sweep"
-    out = [f"# {kind}: {target} on {cluster}", ""]
-    facts = [("Cluster", cluster), ("Target", f"`{target}`"), ("Run", f"`{context.get('run_id') or DASH}`"),
-             ("Date", _title_date(context))]
-    if context.get("gpus") is not None:
-        facts.append(("GPUs", context["gpus"]))
-    out += [" · ".join(f"**{k}**: {v}" for k, v in facts), ""]
-    if details.get("html"):
-        out += [f"The same report with its charts as one self-contained page: `{details['html']}`.", ""]
-    slo = details.get("slo")
-    if slo:
-        objectives = ", ".join(f"`{k} {'>=' if k == 'tokens_per_s_per_user' else '<='} {v:g}`"
-                               for k, v in slo.items())
-        out += [f"Objectives: {objectives}; a run meets them when at least "
-                f"{details.get('attainment', 0.95) * 100:g} % of its requests meet every one (AIPerf goodput).", ""]
-    out += recommendation_lines(details.get("recommendation"), details.get("search"))
-    if details.get("recommendation"):
-        out.append("")
-    header = sweep_header(points)
-    body = sweep_rows(points)
-    exp = _expected_dict(expected)
-    if comparable(exp) or (exp and any(_num(v) is not None for v in exp.values())):
-        row = (f"expected (c={exp.get('concurrency', DASH)})", fmt(exp.get("output_tokens_per_s")),
-               fmt(exp.get("output_tokens_per_s_per_gpu")), fmt(exp.get("output_tokens_per_s_per_user_p50")),
-               fmt(exp.get("ttft_p50_ms")),
-               f"{_count(exp.get('requests_failing'))} / {_count(exp.get('requests_total'))}"
-               if _num(exp.get("requests_failing")) is not None else DASH)
-        body.append(row + (DASH,) * (len(header) - len(row)))
-    out += markdown_table(header, body, right=(1, 2, 3, 4))
-    out.append("")
-    if exp and exp.get("comparable") is False:
-        out += ["The published figures were measured at a different operating point (`comparable: false`).", ""]
-    charts = details.get("charts")
-    if charts is None:
-        chart = context.get("chart", "sweep.svg")
-        charts = [("Throughput versus interactivity", chart)] if chart else []
-    for title, name in charts:
-        out += [f"![{title}]({name})", "", f"{title}: `{name}`", ""]
-    if context.get("aiperf_version"):
-        out += [f"AIPerf version {context['aiperf_version']}.", ""]
-    if context.get("command"):
-        out += [*_code_block(context["command"]), ""]
-    return "\n".join(out).rstrip() + "\n"

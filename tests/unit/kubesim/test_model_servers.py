@@ -8,8 +8,8 @@ import pytest
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import planner
-from kubesim.standins import dynamo_operator as op
 from kubesim.standins import model_servers as ms
+from kubesim.standins import operator_rules as op
 from kubesim.standins import served_profiles as sp
 from kubesim.standins.mocker_calibration import Engines
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from kubesim.control_plane import build
-from kubesim.standins import dynamo_operator as op
+from kubesim.standins import operator_rules as op
 from kubesim.standins import prometheus
 
 SD = {"api_server": "https://127.0.0.1:6443", "tls_config": {"ca_file": "/ca.crt"},

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 
 REPO = Path(__file__).resolve().parents[3]
 EXPECTED = {"gpus": 4, "concurrency": 12, "requests_total": 3541, "requests_passing": 3526, "requests_failing": 15,
@@ -100,9 +100,9 @@ PLAYBOOK = """
 def played(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("benchmark_report")
     fixtures = REPO / "tests" / "fixtures" / "aiperf"
-    bench = aiperf.evaluate(aiperf.load_results(str(fixtures / "partial_failures")), gpus=4, expected=GATE)
-    bench_ok = aiperf.evaluate(aiperf.load_results(str(fixtures / "streaming_trace")), gpus=4, expected=GATE)
-    good = aiperf.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4, expected=GATE)
+    bench = aiperf_judge.evaluate(aiperf.load_results(str(fixtures / "partial_failures")), gpus=4, expected=GATE)
+    bench_ok = aiperf_judge.evaluate(aiperf.load_results(str(fixtures / "streaming_trace")), gpus=4, expected=GATE)
+    good = aiperf_judge.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4, expected=GATE)
     (tmp / "vars.json").write_text(json.dumps({"bench": bench, "bench_ok": bench_ok, "good": good,
                                                "expected": EXPECTED}))
     (tmp / "play.yml").write_text(PLAYBOOK)

@@ -3,9 +3,9 @@ import pytest
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (
     MARKERS,
     AIPerfResultsError,
-    evaluate,
     load_results,
 )
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf_judge import evaluate
 
 
 def _log(*blocks):

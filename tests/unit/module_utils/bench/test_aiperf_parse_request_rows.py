@@ -1,6 +1,6 @@
 """parse_request_rows / load_results: the compact per-request rows, from a log or an artifact directory."""
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 
 
 def test_rows_from_csv_text():
@@ -21,7 +21,7 @@ def test_rows_from_an_artifact_directory_and_from_a_log(aiperf_fixtures):
            "=== INFEROPS RUN END ===\n=== AIPERF SUMMARY BEGIN ===\n"
            + (aiperf_fixtures / "goodput_slo" / "profile_export_aiperf.json").read_text()
            + "\n=== AIPERF SUMMARY END ===\n")
-    from_log = aiperf.evaluate(aiperf.load_results(content=log), gpus=4)
+    from_log = aiperf_judge.evaluate(aiperf.load_results(content=log), gpus=4)
     assert from_log["requests"][0]["ttft_ms"] == 1.0 and from_log["run_info"] == {"trace_sha256": "ab"}
     assert from_log["metrics"]["goodput_per_s"] > 0 and from_log["metrics"]["good_request_fraction"] == 0.125
     assert from_log["percentiles"]["itl_ms"]["p90"] > 0

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 from matplotlib.image import imread
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import charts as bench_charts
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import report as bench_report
 
@@ -22,7 +22,7 @@ def drawn(png):
 
 
 def real(fixtures):
-    return aiperf.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4,
+    return aiperf_judge.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4,
                            expected={"output_tokens_per_s": 300, "ttft_p50_ms": 60})
 
 

@@ -1,6 +1,6 @@
 """markdown_report: title, gate line and verdict, failing requests, extra metrics, chart, AIPerf command."""
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.report import markdown_report, report_rows
 
 EXPECTED = {"gpus": 4, "concurrency": 12, "requests_total": 3541, "requests_passing": 3526, "requests_failing": 15,
@@ -12,7 +12,7 @@ CONTEXT = {"cluster": "lab-a", "target": "sglang-agg-gb200", "run_id": "r-42", "
 
 
 def report(fixtures, case, context, expected_gate):
-    out = aiperf.evaluate(aiperf.load_results(str(fixtures / case)), gpus=4, expected=expected_gate)
+    out = aiperf_judge.evaluate(aiperf.load_results(str(fixtures / case)), gpus=4, expected=expected_gate)
     rows = report_rows(out["metrics"], out["verdicts"], context.get("expected"))
     return markdown_report(context, rows, out["metrics"], out["failures"], out["verdicts"])
 
@@ -54,7 +54,7 @@ def test_reported_only_when_functional_or_no_figures(aiperf_fixtures):
 
 
 def test_every_request_failed(aiperf_fixtures):
-    out = aiperf.evaluate(aiperf.load_results(str(aiperf_fixtures / "all_failed")), gpus=4)
+    out = aiperf_judge.evaluate(aiperf.load_results(str(aiperf_fixtures / "all_failed")), gpus=4)
     rows = report_rows(out["metrics"], out["verdicts"], EXPECTED)
     md = markdown_report({**CONTEXT, "gated": True}, rows, out["metrics"], out["failures"], out["verdicts"])
     assert "**Gate verdict: FAIL**: every request failed." in md

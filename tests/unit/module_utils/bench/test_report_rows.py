@@ -1,6 +1,6 @@
 """report_rows: the five headline rows from real AIPerf metrics and the catalog's expected block."""
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.report import report_rows
 
 EXPECTED = {"gpus": 4, "concurrency": 12, "requests_total": 3541, "requests_passing": 3526, "requests_failing": 15,
@@ -9,7 +9,7 @@ EXPECTED = {"gpus": 4, "concurrency": 12, "requests_total": 3541, "requests_pass
 
 
 def results(fixtures, case, expected):
-    return aiperf.evaluate(aiperf.load_results(str(fixtures / case)), gpus=4, expected=expected)
+    return aiperf_judge.evaluate(aiperf.load_results(str(fixtures / case)), gpus=4, expected=expected)
 
 
 def test_order_labels_and_verdict_words(aiperf_fixtures):

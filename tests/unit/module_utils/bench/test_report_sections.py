@@ -1,13 +1,13 @@
 """report.md sections and the printed lines: percentiles (tails), goodput, cost, comparison, stack, sweep."""
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge, sweep_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import cost as bench_cost
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import report as br
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import slo as bench_slo
 
 
 def real(fixtures):
-    return aiperf.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4)
+    return aiperf_judge.evaluate(aiperf.load_results(str(fixtures / "goodput_slo")), gpus=4)
 
 
 def test_percentile_rows_take_the_slow_tail_of_tokens_per_user(aiperf_fixtures):
@@ -53,7 +53,7 @@ def test_sweep_markdown_with_the_recommendation_and_the_search():
     search = {"method": "bisection over restarts", "runs": 2, "max_runs": 3, "candidates": [8, 16, 32, 64],
               "range": [8, 64], "reason": "precision_reached", "feasible_max": 16, "infeasible_min": 32,
               "probes": [{"concurrency": 16, "met": True}, {"concurrency": 32, "met": False}]}
-    md = br.sweep_markdown({"cluster": "lab", "target": "t"}, points, None,
+    md = sweep_report.sweep_markdown({"cluster": "lab", "target": "t"}, points, None,
                            {"recommendation": rec, "search": search, "slo": {"itl_ms": 22.0}, "attainment": 0.95})
     assert md.startswith("# Concurrency search: t on lab")
     assert "**Recommended concurrency: 16** (run `r16`): goodput 2.00 requests/s" in md

@@ -2,14 +2,14 @@
 
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.slo import describe, evaluate
 
 
 @pytest.fixture
 def real(aiperf_fixtures):
     # a real AIPerf 0.13 run with --goodput 'time_to_first_token:70 inter_token_latency:9.5'
-    return aiperf.evaluate(aiperf.load_results(str(aiperf_fixtures / "goodput_slo")), gpus=4)
+    return aiperf_judge.evaluate(aiperf.load_results(str(aiperf_fixtures / "goodput_slo")), gpus=4)
 
 
 def test_real_run_missing_both_objectives(real):

@@ -1,6 +1,7 @@
 import pytest
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import AIPerfResultsError, compare
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import AIPerfResultsError
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf_judge import compare
 
 MEASURED = {"output_tokens_per_s": 950.0, "ttft_p50_ms": 230.0, "failed_ratio": 0.0, "requests_failing": 2.0,
             "ttft_p99_ms": None, "output_sequence_length_avg": 120.0}

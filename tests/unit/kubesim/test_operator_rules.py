@@ -2,7 +2,7 @@
 
 import copy
 
-from kubesim.standins import dynamo_operator as op
+from kubesim.standins import operator_rules as op
 
 NOW = "2026-12-01T00:00:00Z"
 

@@ -1,12 +1,12 @@
 """sweep_markdown: one row per concurrency in order, failures, the expected operating point."""
 
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf
-from ansible_collections.inferops.dynamo.plugins.module_utils.bench.report import sweep_markdown
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, aiperf_judge
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.sweep_report import sweep_markdown
 
 
 def test_table_rows(aiperf_fixtures):
-    ok = aiperf.evaluate(aiperf.load_results(str(aiperf_fixtures / "streaming_trace")), gpus=4)["metrics"]
-    bad = aiperf.evaluate(aiperf.load_results(str(aiperf_fixtures / "partial_failures")), gpus=4)["metrics"]
+    ok = aiperf_judge.evaluate(aiperf.load_results(str(aiperf_fixtures / "streaming_trace")), gpus=4)["metrics"]
+    bad = aiperf_judge.evaluate(aiperf.load_results(str(aiperf_fixtures / "partial_failures")), gpus=4)["metrics"]
     md = sweep_markdown({"cluster": "lab-a", "target": "sglang-agg-gb200", "run_id": "s1", "date": "2026-11-29"},
                         [{"concurrency": 8, "metrics": bad}, {"concurrency": 4, "metrics": ok}],
                         expected={"concurrency": 12, "output_tokens_per_s_per_gpu": 128.58, "requests_failing": 15,

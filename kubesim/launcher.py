@@ -88,7 +88,7 @@ class Cluster:
         return self.context
 
     def fault(self, fault: str, **args: Any) -> dict:
-        """Inject a fault (see kubesim.cluster.Faults.KINDS); ``fault("clear")`` clears all."""
+        """Inject a fault (see kubesim.faults.Faults.KINDS); ``fault("clear")`` clears all."""
         # Clearing api-down on the real backend restarts kube-apiserver and waits for /readyz.
         return _http("POST", f"http://127.0.0.1:{self.control_port}/fault",
                      {"cluster": self.index, "fault": fault, "args": normalise_fault_args(fault, args)}, timeout=180)
@@ -177,7 +177,7 @@ def stop(state_dir: str | Path = DEFAULT_STATE_DIR, timeout: float = 15) -> bool
         return _stop_daemon(state, timeout)
     finally:
         if (state / "netns.json").exists() or any(state.glob("*/pids.json")):
-            from .control_plane.daemon import cleanup_leftovers
+            from .control_plane.backend import cleanup_leftovers
 
             cleanup_leftovers(state)
 

@@ -2,9 +2,9 @@ import pytest
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (
     AIPerfResultsError,
-    evaluate,
     load_results,
 )
+from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf_judge import evaluate
 
 
 def test_max_failed_ratio_limit(aiperf_fixtures):

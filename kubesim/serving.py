@@ -1,0 +1,170 @@
+"""What answers a served workload's requests on kubesim: one simulated frontend per serving workload,
+paced by the figures the collection annotated (kubesim/frontend.py), and the served model's name."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from .objects import DGD, DGD_LABEL, TYPE_LABEL
+from .selectors import selector_matches
+from .standins import operator_rules as operator
+from .standins import pod_env
+
+if TYPE_CHECKING:
+    from .controllers import Controllers
+
+log = logging.getLogger("kubesim.controllers")
+
+
+def frontend_profile(wl: dict, speed_factor: float, served_model: str):
+    """The simulated frontend's profile for a served workload: the model it names and the latency the
+    collection annotated from the target's expected figures (both backends)."""
+    from .frontend import FrontendProfile
+
+    ann = wl["metadata"].get("annotations") or {}
+    return FrontendProfile(
+        served_model=served_model,
+        ttft_ms=float(ann.get("inferops.dynamo/expected-ttft-p50-ms", 200)),
+        tokens_per_s_per_user=float(ann.get("inferops.dynamo/expected-output-tps-per-user-p50", 50)),
+        expected_concurrency=int(float(ann.get("inferops.dynamo/expected-concurrency", 16))),
+        speed_factor=speed_factor)
+
+
+def served_model_name(wl: dict, ctrl: Controllers | None = None) -> str:
+    """The model name a workload serves, read from its worker container: ``--served-model-name``,
+    else ``--model``/``--model-path``, else the first argument after ``serve``; also looked up in
+    an engine ``--config`` file coming from a ConfigMap volume, and in MODEL-style env vars."""
+    pairs: list[tuple[dict, dict]] = []
+    if wl.get("kind") == "DynamoGraphDeployment":
+        comps = operator.components(wl)
+        comps.sort(key=lambda c: 0 if c.type in ("worker", "decode") else 1 if c.type == "prefill" else 2)
+        for comp in comps:
+            spec = comp.template["spec"]
+            pairs += [(spec, c) for c in spec.get("containers") or []]
+    else:
+        spec = ((wl.get("spec") or {}).get("template") or {}).get("spec", {})
+        pairs = [(spec, c) for c in spec.get("containers") or []]
+    flags = ("--served-model-name", "--model", "--model-path")
+    for spec, c in pairs:
+        env = {e["name"]: str(e.get("value", "")) for e in c.get("env") or [] if "value" in e}
+        words = [re.sub(r"\$\{?(\w+)\}?", lambda mm, env=env: env.get(mm.group(1), mm.group(0)), w)
+                 for w in pod_env.command_words(c)]
+        for flag in flags:
+            for i, w in enumerate(words):
+                if w == flag and i + 1 < len(words):
+                    return words[i + 1]
+                if w.startswith(flag + "="):
+                    return w.split("=", 1)[1]
+        if "serve" in words:
+            i = words.index("serve")
+            if i + 1 < len(words) and not words[i + 1].startswith("-"):
+                return words[i + 1]
+        if ctrl is not None and "--config" in words and words.index("--config") + 1 < len(words):
+            found = _model_from_config(ctrl, wl["metadata"].get("namespace", ""), spec, c,
+                                       words[words.index("--config") + 1])
+            if found:
+                return found
+        for k in ("SERVED_MODEL_NAME", "MODEL_NAME", "MODEL"):
+            if env.get(k):
+                return env[k]
+    return wl["metadata"]["name"]
+
+
+def _model_from_config(ctrl: Controllers, ns: str, spec: dict, c: dict, path: str) -> str | None:
+    import yaml
+
+    vols = {v.get("name"): v for v in spec.get("volumes") or []}
+    for vm in c.get("volumeMounts") or []:
+        mp = (vm.get("mountPath") or "").rstrip("/")
+        cm_ref = (vols.get(vm.get("name")) or {}).get("configMap")
+        if not cm_ref or not mp or not path.startswith(mp + "/"):
+            continue
+        cm = ctrl.store.raw_get("/configmaps", ns, cm_ref.get("name", "")) or {}
+        text = (cm.get("data") or {}).get(vm.get("subPath") or path[len(mp) + 1:])
+        try:
+            conf = yaml.safe_load(text) if text else None
+        except yaml.YAMLError:
+            conf = None
+        if isinstance(conf, dict):
+            for k in ("served-model-name", "served_model_name", "model", "model-path", "model_path"):
+                if conf.get(k):
+                    return str(conf[k])
+    return None
+
+
+class Serving:
+    """Part of :class:`kubesim.controllers.Controllers`."""
+
+    # ------------------------------------------------------------------ frontends
+    def served_workloads(self) -> list[tuple[str, dict, str, dict]]:
+        """[(key, workload, ns, serving pod labels)] for Ready workloads."""
+        out = []
+        for dgd in self.store.items(DGD):
+            conds = (dgd.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in conds):
+                m = dgd["metadata"]
+                out.append((f'dgd/{m["namespace"]}/{m["name"]}', dgd, m["namespace"],
+                            {DGD_LABEL: m["name"], TYPE_LABEL: "frontend"}))
+        for key in ("apps/deployments", "apps/statefulsets"):
+            for wl in self.store.items(key):
+                spec, s = wl.get("spec") or {}, wl.get("status") or {}
+                want = spec.get("replicas", 1) if spec.get("replicas") is not None else 1
+                if want > 0 and s.get("readyReplicas", 0) >= want:
+                    m = wl["metadata"]
+                    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+                    out.append((f'{key}/{m["namespace"]}/{m["name"]}', wl, m["namespace"], labels))
+        return out
+
+    def profile_for(self, wl: dict):
+        return frontend_profile(wl, self.cfg.speed_factor, served_model_name(wl, self))
+
+    def _apply_frontend_faults(self, fe) -> None:
+        f = self.cluster.faults
+        err = f.get("frontend-errors") or {}
+        spd = f.get("frontend-speed") or {}
+        try:
+            fe.update(error_rate=float(err.get("rate", 0.0)), error_status=int(err.get("status", 500)),
+                      speed_factor=self.cfg.speed_factor * float(spd.get("factor", 1.0)))
+        except Exception:
+            log.exception("frontend update failed")
+
+    def reconcile_frontends(self) -> None:
+        with self.store.lock:
+            served = self.served_workloads()
+        keys = {k for k, *_ in served}
+        for k in list(self.frontends):
+            if k not in keys:
+                fe = self.frontends.pop(k)
+                self.frontend_match.pop(k, None)
+                try:
+                    fe.stop()
+                except Exception:
+                    pass
+        for k, wl, ns, labels in served:
+            if k in self.frontends:
+                continue
+            try:
+                from .frontend import Frontend
+
+                fe = Frontend(self.profile_for(wl))
+                fe.start()
+                self._apply_frontend_faults(fe)
+            except Exception:
+                log.exception("cannot start frontend for %s", k)
+                continue
+            self.frontends[k] = fe
+            self.frontend_match[k] = (ns, labels)
+
+    def frontend_port_for_service(self, ns: str, name: str) -> int | None:
+        svc = self.store.raw_get("/services", ns, name)
+        if svc is None:
+            return None
+        sel = (svc.get("spec") or {}).get("selector")
+        for k, (wns, labels) in list(self.frontend_match.items()):
+            if wns == ns and sel and selector_matches(sel, labels):
+                fe = self.frontends.get(k)
+                if fe is not None:
+                    return fe.port
+        return None
