@@ -137,15 +137,6 @@ def parse_ts(s: str) -> float:
         return time.time()
 
 
-def b64(v: str) -> str:
-    import base64
-
-    try:
-        return base64.b64decode(v).decode("utf-8", "replace")
-    except (ValueError, TypeError):
-        return ""
-
-
 def pod_ip(uid: str) -> str:
     h = int(hashlib.sha256(uid.encode()).hexdigest()[:6], 16)
     return f"10.244.{(h >> 8) % 250}.{h % 250 + 2}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from .objects import CD, COMP_LABEL, DGD, HASH_ANN, PODS, cluster_ip, pod_ready
+from .objects import CD, DGD, PODS, cluster_ip
 from .standins import operator_rules as operator
 from .store import now, rand_suffix
 
@@ -33,15 +33,7 @@ class OperatorShell:
             m = dgd["metadata"]
             ns, name = m["namespace"], m["name"]
             comps = {c.name: c for c in operator.components(dgd)}
-            views = []
-            for p in self.owned_pods(dgd):
-                comp = (p["metadata"].get("labels") or {}).get(COMP_LABEL, "")
-                ready = pod_ready(p)
-                views.append(operator.PodView(
-                    name=p["metadata"]["name"], component=comp,
-                    revision=(p["metadata"].get("annotations") or {}).get(HASH_ANN, ""), ready=ready,
-                    problem=None if ready else operator.pod_problem(p, comp)))
-            plan = operator.reconcile(dgd, views, now())
+            plan = operator.reconcile(dgd, [operator.pod_view(p) for p in self.owned_pods(dgd)], now())
             for pname in plan.delete:
                 self.store.raw_delete(PODS, ns, pname)
             for c in plan.create:

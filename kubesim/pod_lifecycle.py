@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .faults import match_any
-from .objects import PODS, TYPE_LABEL, b64, parse_ts, pod_ip, set_condition
+from .faults import fault_for, match_any
+from .objects import PODS, parse_ts, pod_ip, set_condition
 from .standins import pod_env, transfers
 from .standins.download import SimulatedDownload, download_failure, download_repos, is_download
 from .standins.kubelet import crash_traceback
@@ -62,9 +62,10 @@ class PodLifecycle:
         status["podIPs"] = [{"ip": status["podIP"]}]
         conds = status.get("conditions") or []
         # image pull fault
+        fault = fault_for(pod, faults)
         bad_image = next((c.get("image", "") for c in containers
                           if match_any((faults.get("image-pull") or {}).get("pattern"), c.get("image", ""))), None)
-        if bad_image:
+        if fault == "image-pull" and bad_image:
             reason = "ErrImagePull" if time.time() - parse_ts(status["startTime"]) < 2 else "ImagePullBackOff"
             msg = (f'Failed to pull image "{bad_image}": rpc error: code = NotFound desc = failed to pull and unpack '
                    f'image "{bad_image}": failed to resolve reference "{bad_image}": {bad_image}: not found')
@@ -88,14 +89,8 @@ class PodLifecycle:
         ready = False
         started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(rt.started))
         if rt.kind == "server":
-            crashloop = faults.get("crashloop") or {}
-            crash = match_any(crashloop.get("pattern"), name, owner_name) or \
-                match_any(crashloop.get("image"), *(c.get("image", "") for c in containers))
-            never_ready = faults.get("never-ready") or {}
-            never = owner_kind == "DynamoGraphDeployment" and (
-                match_any(never_ready.get("pattern"), owner_name)
-                or match_any(never_ready.get("image"), *(c.get("image", "") for c in containers))) and \
-                m["labels"].get(TYPE_LABEL) in ("worker", "prefill", "decode")
+            crash = fault == "crash-loop"
+            never = fault == "never-ready"
             if crash:
                 if time.time() - rt.last_crash > 1.5:
                     rt.last_crash = time.time()
@@ -231,7 +226,7 @@ class PodLifecycle:
                           "INFO kubesim: loading model weights...\n", encoding="utf-8")
             return rt
         faults = self.cluster.faults
-        if match_any((faults.get("job-fail") or {}).get("pattern"), owner_name, m["name"]):
+        if fault_for(pod, faults) == "job-fail":
             rt = PodRuntime(m["uid"], m["namespace"], m["name"], "sim", lp, duration=0.5)
             rt.exit_code = 1
             lp.write_text("Error: kubesim injected failure (fault job-fail): the job's command exited with code 1\n",
@@ -319,19 +314,10 @@ class PodLifecycle:
                 continue
             if v.get("persistentVolumeClaim"):
                 d = self.pvc_dir(ns, v["persistentVolumeClaim"]["claimName"])
-            elif v.get("configMap") or v.get("secret"):
-                d = self.pods_dir / ns / pname / "volumes" / vm["name"]
-                d.mkdir(parents=True, exist_ok=True)
-                if v.get("configMap"):
-                    cm = self.store.raw_get("/configmaps", ns, v["configMap"].get("name", "")) or {}
-                    for k, val in (cm.get("data") or {}).items():
-                        (d / k).write_text(val, encoding="utf-8")
-                else:
-                    sec = self.store.raw_get("/secrets", ns, v["secret"].get("secretName", "")) or {}
-                    for k, val in (sec.get("data") or {}).items():
-                        (d / k).write_text(b64(val), encoding="utf-8")
             else:
                 d = self.pods_dir / ns / pname / "volumes" / vm["name"]
+                pod_env.write_volume(v, ns, lambda n, s: self.store.raw_get("/secrets", n, s),
+                                     lambda n, c: self.store.raw_get("/configmaps", n, c), d)
             if vm.get("subPath"):
                 d = d / vm["subPath"]
             d.mkdir(parents=True, exist_ok=True)

@@ -110,6 +110,38 @@ def backend_cluster(request):
     return request.getfixturevalue("kubesim_cluster" if request.param == "kubesim" else "real_cluster")
 
 
+
+@pytest.fixture
+def backend_faults(backend_cluster):
+    """backend_cluster with no fault set before and after the test."""
+    backend_cluster.clear_faults()
+    yield backend_cluster
+    backend_cluster.clear_faults()
+
+
+@pytest.fixture(scope="session")
+def backend_client(backend_cluster):
+    return backend_cluster.api_client()
+
+
+@pytest.fixture(scope="session")
+def backend_dynamic(backend_client):
+    from kubernetes.dynamic import DynamicClient
+
+    return DynamicClient(backend_client)
+
+
+@pytest.fixture
+def backend_namespace(backend_dynamic):
+    name = "t-" + uuid.uuid4().hex[:8]
+    ns = backend_dynamic.resources.get(api_version="v1", kind="Namespace")
+    ns.create(body={"metadata": {"name": name}})
+    yield name
+    try:
+        ns.delete(name=name)
+    except Exception:
+        pass
+
 # ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
 # which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
 from parallel_groups import pytest_collection_modifyitems  # noqa: E402, F401

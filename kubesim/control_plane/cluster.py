@@ -23,6 +23,8 @@ from pathlib import Path
 import yaml
 
 from .. import platform_crds
+from ..faults import FAULTS as FAULT_TABLE
+from ..faults import REFUSED_ON_REAL
 from ..inventory import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
 from ..standins import prometheus
 from ..standins.operator_rules import compute_domain_slice
@@ -388,12 +390,8 @@ class RealCluster:
     # ------------------------------------------------------------------ faults
     # kubesim's fault kinds that mean the same on a real API server; the others have a real
     # counterpart instead (see REFUSED_FAULTS).
-    FAULTS = ("api-down", "job-fail", "download-fail", "never-ready", "slow-download", "frontend-errors",
-              "frontend-speed", "image-pull", "crashloop")
-    REFUSED_FAULTS = {
-        "forbid": "real RBAC decides here: use the namespace-scoped context (kubesim-N-team) or a Role of your own",
-        "unschedulable": "the real scheduler decides here: request more GPUs than the nodes have free, or fill them",
-    }
+    FAULTS = tuple(k for k in FAULT_TABLE if k not in REFUSED_ON_REAL)
+    REFUSED_FAULTS = REFUSED_ON_REAL
 
     def set_fault(self, kind: str, args: dict) -> dict:
         faults = self.standins.faults

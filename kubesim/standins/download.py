@@ -8,9 +8,10 @@ Like ``hf download``, a download that stops part-way leaves what it fetched in t
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from pathlib import Path
+
+from ..faults import match_any
 
 DOWNLOAD_RX = re.compile(r"(?:\bhf|huggingface-cli)\s+download\s+(?:--\S+\s+)*([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
 # A bucket holding the Hugging Face cache layout, synced down: .../hub/models--<org>--<name>
@@ -48,9 +49,7 @@ def download_failure(faults: dict, *names: str) -> dict | None:
     fault = faults.get("download-fail")
     if not fault:
         return None
-    pattern = fault.get("pattern") or "*"
-    patterns = pattern if isinstance(pattern, list) else [pattern]
-    return dict(fault) if any(fnmatch.fnmatch(n, p) for p in patterns for n in names if n) else None
+    return dict(fault) if match_any(fault.get("pattern") or "*", *names) else None
 
 
 def _partial(hf_home: Path, repo: str) -> Path:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 
 from ..frontend import Frontend
-from ..serving import frontend_profile, served_model_name
+from ..serving import frontend_profile
 from . import operator_rules as op
 from .model_servers import deployment_of
+from .served_model import served_model_name
 
 log = logging.getLogger("kubesim.standins.frontends")
 

@@ -14,10 +14,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 import logging
 from pathlib import Path
 
+from ..faults import fault_for
 from .model_servers import SERVING, STARTING
 from .transfers import NodeImages, node_status_images
 
@@ -29,41 +29,12 @@ FAULT = "kubesim.inferops.dev/fault"
 PULL_DELAY = "kubesim.inferops.dev/pull-ms"
 READY_DELAY = "kubesim.inferops.dev/ready-ms"
 LOGS_API = ("kwok.x-k8s.io/v1alpha1", "Logs")
-WORKER_TYPES = ("worker", "prefill", "decode")
 
 
 def cri_line(text: str, stream: str = "stdout") -> str:
     """One line in the CRI log format kubelets write (and kwok reads)."""
     ts = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return f"{ts} {stream} F {text.rstrip(chr(10))}\n"
-
-
-def _matches(pattern, *names: str) -> bool:
-    pats = pattern if isinstance(pattern, list) else [pattern] if pattern else []
-    return any(fnmatch.fnmatch(n, p) for p in pats for n in names if n)
-
-
-def fault_for(pod: dict, faults: dict) -> str | None:
-    """The injected fault that applies to this pod, with kubesim's fault names and patterns."""
-    m = pod["metadata"]
-    owners = [r.get("name", "") for r in m.get("ownerReferences") or []]
-    images = [c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []]
-    labels = m.get("labels") or {}
-    dgd = labels.get("nvidia.com/dynamo-graph-deployment-name", "")
-    if faults.get("image-pull") and _matches(faults["image-pull"].get("pattern"), *images):
-        return "image-pull"
-    crashloop = faults.get("crashloop") or {}
-    if crashloop and (_matches(crashloop.get("pattern"), m["name"], *owners, dgd)
-                      or _matches(crashloop.get("image"), *images)):
-        return "crash-loop"
-    never_ready = faults.get("never-ready") or {}
-    if never_ready and labels.get("nvidia.com/dynamo-component-type") in WORKER_TYPES \
-            and (_matches(never_ready.get("pattern"), dgd) or _matches(never_ready.get("image"), *images)):
-        return "never-ready"
-    job = labels.get("job-name") or labels.get("batch.kubernetes.io/job-name") or ""
-    if faults.get("job-fail") and job and _matches(faults["job-fail"].get("pattern"), job, m["name"]):
-        return "job-fail"
-    return None
 
 
 class Kubelet:

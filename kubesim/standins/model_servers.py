@@ -40,6 +40,7 @@ from . import operator_rules as op
 from . import planner_pod
 from .mocker_profile import ProfileError
 from .pod_env import command_words
+from .served_model import served_model_name
 from .worker_metadata import WorkerMetadata
 
 log = logging.getLogger("kubesim.standins.model_servers")
@@ -235,12 +236,10 @@ class ModelServers:
         self._report_serving(wanted)
 
     def _serve(self, uid: str, server: PodServer) -> None:
-        from ..serving import served_model_name
-
         if server.role == PLANNER_TYPE and uid in self.servers:
             return                         # started once with its token and configuration, as a container is
         workload = self._workloads[server.workload]
-        served = served_model_name(workload)
+        served = served_model_name(workload, lambda ns, name: self.kube.get("v1", "ConfigMap", name, ns))
         profile = None
         if server.role in op.WORKER_TYPES:
             try:

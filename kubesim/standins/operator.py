@@ -26,21 +26,6 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def pod_ready(pod: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
-def pod_view(pod: dict) -> op.PodView:
-    m = pod["metadata"]
-    comp = (m.get("labels") or {}).get(op.COMP_LABEL, "")
-    ready = pod_ready(pod)
-    return op.PodView(name=m["name"], component=comp,
-                      revision=(m.get("annotations") or {}).get(op.REVISION_ANNOTATION, ""),
-                      ready=ready, terminating=bool(m.get("deletionTimestamp")),
-                      problem=None if ready else op.pod_problem(pod, comp))
-
-
 class DynamoOperator:
     def __init__(self, kube, worker_ready_ms: int = 2000, frontend_ready_ms: int = 200):
         self.kube = kube
@@ -90,7 +75,7 @@ class DynamoOperator:
             return
         dgd = self._scaling_adapters(dgd)
         comps = {c.name: c for c in op.components(dgd)}
-        plan = op.reconcile(dgd, [pod_view(p) for p in pods], _now())
+        plan = op.reconcile(dgd, [op.pod_view(p) for p in pods], _now())
         for name in plan.delete:
             self.kube.delete("v1", "Pod", name, m["namespace"])
         for c in plan.create:

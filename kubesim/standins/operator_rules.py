@@ -196,6 +196,17 @@ class Plan:
     frontend_service: dict | None = None
 
 
+def pod_view(pod: dict) -> PodView:
+    """What the operator's decisions need of one of its pods; the same on both backends."""
+    m = pod["metadata"]
+    comp = (m.get("labels") or {}).get(COMP_LABEL, "")
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                for c in (pod.get("status") or {}).get("conditions") or [])
+    return PodView(name=m["name"], component=comp, revision=(m.get("annotations") or {}).get(REVISION_ANNOTATION, ""),
+                   ready=ready, terminating=bool(m.get("deletionTimestamp")),
+                   problem=None if ready else pod_problem(pod, comp))
+
+
 def _pick_deletions(old: list[PodView], count: int) -> list[str]:
     # Not-ready and unschedulable pods go first: removing them costs no serving capacity.
     order = sorted(old, key=lambda p: (p.ready, p.name))

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import pod_env
 from .dynamo_runtime import RuntimeProcess, runtime_python
 from .pod_env import command_words
 
@@ -61,10 +62,9 @@ def config_map_mounts(kube, pod: dict, container: dict, root: Path) -> dict[str,
         source = volumes.get(vm.get("name"))
         if source is None:
             continue
-        cm = kube.get("v1", "ConfigMap", source["name"], ns) or {}
         local = root / "volumes" / vm["name"]
-        for key, text in (cm.get("data") or {}).items():
-            _write(local / key, text)
+        pod_env.write_volume({"configMap": source}, ns, lambda n, s: kube.get("v1", "Secret", s, n),
+                             lambda n, c: kube.get("v1", "ConfigMap", c, n), local)
         mounts[vm["mountPath"].rstrip("/")] = local
     return mounts
 

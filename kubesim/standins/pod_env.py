@@ -4,8 +4,10 @@ rehearsal backends run as local processes."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 Lookup = Callable[[str, str], dict | None]     # (namespace, name) -> object or None
 
@@ -86,3 +88,19 @@ def command_argv(c: dict) -> list[str]:
             and "l" in argv[1] and not argv[1].startswith("--"):
         argv[1] = argv[1].replace("l", "") or "-c"
     return argv
+
+
+def write_volume(volume: dict, namespace: str, secret: Lookup, configmap: Lookup, directory: Path) -> None:
+    """A ConfigMap or Secret volume's keys as files under ``directory``, as the kubelet projects them (a Secret's
+    values decoded, readable by the pod's user only); any other volume is left alone."""
+    if volume.get("configMap"):
+        data = (configmap(namespace, volume["configMap"].get("name", "")) or {}).get("data") or {}
+    elif volume.get("secret"):
+        raw = (secret(namespace, volume["secret"].get("secretName", "")) or {}).get("data") or {}
+        data = {k: _b64(v) for k, v in raw.items()}
+    else:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    for key, text in data.items():
+        (directory / key).write_text(text, encoding="utf-8")
+        os.chmod(directory / key, 0o600)

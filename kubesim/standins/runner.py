@@ -196,18 +196,22 @@ class PodRunner:
         run.reported = phase
 
     def _mounts(self, pod: dict, c: dict) -> list[tuple[str, str]]:
-        """(mountPath, host directory) for the container's PVC mounts, longest path first."""
+        """(mountPath, host directory) for the container's mounts (ConfigMap and Secret volumes written out),
+        longest path first."""
         ns = pod["metadata"]["namespace"]
         vols = {v["name"]: v for v in pod["spec"].get("volumes") or []}
         out = []
         for vm in c.get("volumeMounts") or []:
-            claim = (vols.get(vm.get("name"), {}).get("persistentVolumeClaim") or {}).get("claimName")
+            volume = vols.get(vm.get("name"), {})
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
             if claim:
                 pvc = self.kube.get("v1", "PersistentVolumeClaim", claim, ns) or {}
                 pv = self.kube.get("v1", "PersistentVolume", (pvc.get("spec") or {}).get("volumeName", "")) or {}
                 host = ((pv.get("spec") or {}).get("hostPath") or {}).get("path")
             else:
                 host = str(self.work_dir / ns / pod["metadata"]["name"] / "volumes" / vm["name"])
+                pod_env.write_volume(volume, ns, lambda n, s: self.kube.get("v1", "Secret", s, n),
+                                     lambda n, c: self.kube.get("v1", "ConfigMap", c, n), Path(host))
             if host:
                 d = Path(host) / vm.get("subPath", "")
                 d.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,6 @@
-"""Each injectable fault, and what a client sees."""
+"""Each injectable fault, and what a client sees: the faults both backends simulate run on both (one fault
+table and one decision of which fault applies to a pod, kubesim/faults.py); forbid and unschedulable are the
+emulator's own (the real backend leaves them to real RBAC and the real scheduler)."""
 
 from __future__ import annotations
 
@@ -50,32 +52,32 @@ def test_api_down_is_connection_refused(kubesim_faults, k8s_dynamic):
     assert res(k8s_dynamic, "v1", "Namespace").get(name="default").metadata.name == "default"
 
 
-def test_job_failure_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("job-fail", pattern="bench-*")
-    jobs = res(k8s_dynamic, "batch/v1", "Job")
+def test_job_failure_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("job-fail", pattern="bench-*")
+    jobs = res(backend_dynamic, "batch/v1", "Job")
     jobs.create(namespace=ns, body=job_body("bench-c16", "echo fine"))
     f = wait_for(lambda: cond(jobs.get(namespace=ns, name="bench-c16"), "Failed"), timeout=15, what="Failed")
     assert f["reason"] == "BackoffLimitExceeded"
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
     pod = core.list_namespaced_pod(ns, label_selector="job-name=bench-c16").items[0]
     assert pod.status.container_statuses[0].state.terminated.exit_code == 1
     assert "injected failure" in core.read_namespaced_pod_log(pod.metadata.name, ns)
 
 
-def test_never_ready_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("never-ready", pattern="stuck")
-    res(k8s_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
-    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+def test_never_ready_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("never-ready", pattern="stuck")
+    res(backend_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     dgds.create(namespace=ns, body=dgd_body("stuck"))
     c = wait_for(lambda: (r := cond(dgds.get(namespace=ns, name="stuck"), "Ready")) and
                  r["reason"] == "pods_not_ready" and r, timeout=10, what="pods_not_ready")
     assert c["status"] == "False"
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
     w = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
     assert w.status.phase == "Running" and not w.status.container_statuses[0].ready
-    kubesim_faults.fault("clear")
+    backend_faults.fault("clear")
     wait_for(lambda: cond(dgds.get(namespace=ns, name="stuck"), "Ready")["status"] == "True", timeout=10, what="Ready")
 
 
@@ -130,14 +132,14 @@ def test_frontend_errors_and_speed_and_job_to_service(kubesim_faults, kubesim_cl
     assert slow > fast * 3, (fast, slow)
 
 
-def test_image_pull_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("image-pull", pattern="*sglang-runtime:9.9*")
-    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+def test_image_pull_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("image-pull", pattern="*sglang-runtime:9.9*")
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     body = dgd_body("pull", pvc=None)
     body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "nvcr.io/x/sglang-runtime:9.9"
     dgds.create(namespace=ns, body=body)
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
 
     def waiting():
         pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
@@ -152,12 +154,12 @@ def test_image_pull_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace
     assert "ErrImagePull" in c["message"] or "ImagePullBackOff" in c["message"]
 
 
-def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("crashloop", pattern="crashy")
-    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+def test_crashloop_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("crashloop", pattern="crashy")
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     dgds.create(namespace=ns, body=dgd_body("crashy", pvc=None))
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
 
     def restarts():
         pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
@@ -173,14 +175,24 @@ def test_crashloop_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace)
     assert dgds.get(namespace=ns, name="crashy").status.state == "failed"
 
 
-def test_crashloop_fault_by_image_hits_only_pods_of_that_image(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):
+def test_a_fault_pattern_is_a_glob_not_a_substring(backend_faults, backend_dynamic, backend_namespace):
+    """"crash" names no DGD: a glob matches whole names on both backends (kubesim once matched substrings)."""
+    ns = backend_namespace
+    backend_faults.fault("crashloop", pattern="crash")
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    dgds.create(namespace=ns, body=dgd_body("crashy", pvc=None))
+    wait_for(lambda: (c := cond(dgds.get(namespace=ns, name="crashy"), "Ready")) and c["status"] == "True",
+             timeout=30, what="crashy Ready, untouched by the pattern 'crash'")
+
+
+def test_crashloop_fault_by_image_hits_only_pods_of_that_image(backend_faults, backend_dynamic, backend_client, backend_namespace):
     """An update to a bad image crash-loops; the workers of the good image do not (day-two rollback)."""
-    ns = k8s_namespace
-    kubesim_faults.fault("crashloop", image="*:crashy")
-    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+    ns = backend_namespace
+    backend_faults.fault("crashloop", image="*:crashy")
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     body = dgd_body("img", pvc=None, gpus="1")
     dgds.create(namespace=ns, body=body)
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
 
     def workers():
         pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
@@ -200,14 +212,14 @@ def test_crashloop_fault_by_image_hits_only_pods_of_that_image(kubesim_faults, k
     assert workers().get(good) == (True, None)          # the rolling update keeps the old worker, which is fine
 
 
-def test_never_ready_by_image_keeps_only_the_new_workers_loading(kubesim_faults, k8s_dynamic, k8s_client,
-                                                                  k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("never-ready", image="*:slow")
-    dgds = res(k8s_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
+def test_never_ready_by_image_keeps_only_the_new_workers_loading(backend_faults, backend_dynamic, backend_client,
+                                                                  backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("never-ready", image="*:slow")
+    dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     body = dgd_body("slowimg", pvc=None, gpus="1")
     dgds.create(namespace=ns, body=body)
-    core = CoreV1Api(k8s_client)
+    core = CoreV1Api(backend_client)
 
     def workers():
         pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
