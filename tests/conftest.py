@@ -48,11 +48,34 @@ def kubesim_cluster(kubesim_clusterset):
     return kubesim_clusterset[0]
 
 
+def without_faults(cluster):
+    """``cluster`` with no fault set before and after the test."""
+    cluster.clear_faults()
+    yield cluster
+    cluster.clear_faults()
+
+
+def dynamic_client(api_client):
+    from kubernetes.dynamic import DynamicClient
+
+    return DynamicClient(api_client)
+
+
+def fresh_namespace(dyn):
+    """A namespace of its own for one test, deleted after it."""
+    name = "t-" + uuid.uuid4().hex[:8]
+    ns = dyn.resources.get(api_version="v1", kind="Namespace")
+    ns.create(body={"metadata": {"name": name}})
+    yield name
+    try:
+        ns.delete(name=name)
+    except Exception:
+        pass
+
+
 @pytest.fixture
 def kubesim_faults(kubesim_cluster):
-    kubesim_cluster.clear_faults()
-    yield kubesim_cluster
-    kubesim_cluster.clear_faults()
+    yield from without_faults(kubesim_cluster)
 
 
 @pytest.fixture(scope="session")
@@ -62,21 +85,12 @@ def k8s_client(kubesim_cluster):
 
 @pytest.fixture(scope="session")
 def k8s_dynamic(k8s_client):
-    from kubernetes.dynamic import DynamicClient
-
-    return DynamicClient(k8s_client)
+    return dynamic_client(k8s_client)
 
 
 @pytest.fixture
 def k8s_namespace(k8s_dynamic):
-    name = "t-" + uuid.uuid4().hex[:8]
-    ns = k8s_dynamic.resources.get(api_version="v1", kind="Namespace")
-    ns.create(body={"metadata": {"name": name}})
-    yield name
-    try:
-        ns.delete(name=name)
-    except Exception:
-        pass
+    yield from fresh_namespace(k8s_dynamic)
 
 
 # ---------------------------------------------------------------------------- the real control plane
@@ -113,10 +127,7 @@ def backend_cluster(request):
 
 @pytest.fixture
 def backend_faults(backend_cluster):
-    """backend_cluster with no fault set before and after the test."""
-    backend_cluster.clear_faults()
-    yield backend_cluster
-    backend_cluster.clear_faults()
+    yield from without_faults(backend_cluster)
 
 
 @pytest.fixture(scope="session")
@@ -126,21 +137,13 @@ def backend_client(backend_cluster):
 
 @pytest.fixture(scope="session")
 def backend_dynamic(backend_client):
-    from kubernetes.dynamic import DynamicClient
-
-    return DynamicClient(backend_client)
+    return dynamic_client(backend_client)
 
 
 @pytest.fixture
 def backend_namespace(backend_dynamic):
-    name = "t-" + uuid.uuid4().hex[:8]
-    ns = backend_dynamic.resources.get(api_version="v1", kind="Namespace")
-    ns.create(body={"metadata": {"name": name}})
-    yield name
-    try:
-        ns.delete(name=name)
-    except Exception:
-        pass
+    yield from fresh_namespace(backend_dynamic)
+
 
 # ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
 # which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
