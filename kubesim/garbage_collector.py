@@ -10,7 +10,7 @@ log = logging.getLogger("kubesim.controllers")
 
 
 class GarbageCollector:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``store``."""
 
     # ------------------------------------------------------------------ garbage collector, namespaces
     def reconcile_deletions(self) -> None:

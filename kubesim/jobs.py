@@ -14,7 +14,8 @@ log = logging.getLogger("kubesim.controllers")
 
 
 class JobController:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``event``,
+    ``make_pod``, ``owned_pods``, ``store``."""
 
     # ------------------------------------------------------------------ Jobs
     def reconcile_jobs(self) -> None:

@@ -13,7 +13,8 @@ log = logging.getLogger("kubesim.controllers")
 
 
 class OperatorShell:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``make_pod``,
+    ``owned_pods``, ``store``."""
 
     # ------------------------------------------------------------------ ComputeDomain
     def reconcile_computedomains(self) -> None:

@@ -45,7 +45,9 @@ class PodRuntime:
 
 
 class PodLifecycle:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cfg``,
+    ``cluster``, ``event``, ``frontend_port_for_service``, ``images``, ``logs_dir``, ``pods_dir``, ``pvc_dir``,
+    ``runtimes``, ``store``."""
 
     def kubelet(self, pod: dict, faults) -> None:
         m = pod["metadata"]

@@ -16,7 +16,8 @@ log = logging.getLogger("kubesim.controllers")
 
 
 class Scheduler:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cluster``,
+    ``event``, ``store``."""
 
     def evict_for_taints(self, pod: dict, nodes: list[dict]) -> bool:
         """The taint manager: a pod on a node with a NoExecute taint it does not tolerate is deleted

@@ -27,7 +27,8 @@ def frontend_profile(wl: dict, speed_factor: float, served_model: str):
 
 
 class Serving:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cfg``,
+    ``cluster``, ``frontend_match``, ``frontends``, ``store``."""
 
     # ------------------------------------------------------------------ frontends
     def served_workloads(self) -> list[tuple[str, dict, str, dict]]:

@@ -13,7 +13,8 @@ log = logging.getLogger("kubesim.controllers")
 
 
 class VolumeBinding:
-    """Part of :class:`kubesim.controllers.Controllers`."""
+    """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``event``,
+    ``store``, ``volumes_dir``."""
 
     # ------------------------------------------------------------------ PVCs
     def _sc(self, name: str | None) -> dict | None:
