@@ -19,7 +19,6 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.render import (
 )
 
 MODEL_VOLUME = "model-cache"
-DOWNLOAD_JOB = "model-download"
 TRACE_JOB = "stage-benchmark-trace"
 TRACE_MOUNT = "/model-cache"     # the recipe's benchmark mounts the cache here
 # A worker may load ~0.5-1.6 TB of weights: without a measured load time the startup probe allows two
@@ -137,7 +136,7 @@ def download_job(plan: dict, ns: str, image: str = model_transfer.DOWNLOAD_IMAGE
     """The model-download Job (model_transfer.download_job): from the Hub by default, or a mirror, a bucket,
     or an existing claim adopted as it is."""
     return model_transfer.download_job(
-        plan, ns, _meta(DOWNLOAD_JOB, ns, cache_labels(plan)), _cache_volume(plan), source=source, image=image,
+        plan, ns, _meta(model_transfer.DOWNLOAD_JOB, ns, cache_labels(plan)), _cache_volume(plan), source=source, image=image,
         s3_image=s3_image, parallelism=parallelism, max_workers=max_workers, verify=verify)
 
 
