@@ -11,6 +11,7 @@ from typing import Any
 
 from .quantity import quantity
 from .standins import operator_rules as operator
+from .standins.operator_rules import pod_ready  # noqa: F401 (the emulator's controllers import it from here)
 from .store import now
 
 log = logging.getLogger("kubesim.controllers")
@@ -117,10 +118,6 @@ def affinity_ok(spec: dict, labels: dict, node_name: str | None = None) -> bool:
         if ok:
             return True
     return False
-
-
-def pod_ready(p: dict) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get("conditions") or [])
 
 
 def kept_time(conds: list, ctype: str, f: str) -> str:

@@ -196,12 +196,17 @@ class Plan:
     frontend_service: dict | None = None
 
 
+def pod_ready(pod: dict) -> bool:
+    """Whether the pod's Ready condition is True."""
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
+
+
 def pod_view(pod: dict) -> PodView:
     """What the operator's decisions need of one of its pods; the same on both backends."""
     m = pod["metadata"]
     comp = (m.get("labels") or {}).get(COMP_LABEL, "")
-    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                for c in (pod.get("status") or {}).get("conditions") or [])
+    ready = pod_ready(pod)
     return PodView(name=m["name"], component=comp, revision=(m.get("annotations") or {}).get(REVISION_ANNOTATION, ""),
                    ready=ready, terminating=bool(m.get("deletionTimestamp")),
                    problem=None if ready else pod_problem(pod, comp))
