@@ -265,10 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     phases = [tuple(int(x) for x in p.split(":")) for p in args.phases.split(",")]
 
-    os.environ["KUBESIM_MODEL_SERVERS"] = "dynamo"
-    from kubesim.control_plane.cluster import MODEL_SERVERS_ENV
     from kubesim.rehearsal import QUICK, start_rehearsal
     from kubesim.standins import dynamo_runtime as rt
+    from kubesim.standins.model_servers import MODEL_SERVERS_ENV
 
     os.environ[MODEL_SERVERS_ENV] = "dynamo"
     problem = rt.available()

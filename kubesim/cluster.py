@@ -19,8 +19,9 @@ log = logging.getLogger("kubesim")
 
 
 class SimCluster:
-    def __init__(self, index: int, config: ClusterConfig, port: int = 0):
+    def __init__(self, index: int, config: ClusterConfig, port: int = 0, netns=None):
         self.index = index
+        self.netns = netns          # where the real Dynamo runtime serves, when it does (emulator.py)
         self.name = f"kubesim-{index}"
         self.config = config
         self.token = config.token or secrets.token_hex(16)

@@ -49,6 +49,8 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, OperatorShell,
         self.images = transfers.NodeImages(self.cfg.image_pull_seconds, self.cfg.runnable_images)
         self.workloads = Workloads(self)
         self.create_errors: dict[str, str] = {}  # owner uid -> why its last pod could not be created
+        self.model_servers = self.runtime_model_servers()    # None: the simulated frontends serve
+        self.forwarders: dict[tuple[str, int], Any] = {}       # (pod IP, port) -> NetnsForwarder
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -71,6 +73,7 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, OperatorShell,
             except Exception:
                 pass
         self.frontends.clear()
+        self.stop_model_servers()
 
     def faults_changed(self) -> None:
         for fe in list(self.frontends.values()):

@@ -1,4 +1,8 @@
-"""The emulator backend: N simulated clusters (kubesim/cluster.py) in the daemon's process."""
+"""The emulator backend: N simulated clusters (kubesim/cluster.py) in the daemon's process.
+
+With the real Dynamo runtime as model servers (``KUBESIM_MODEL_SERVERS=dynamo``), each cluster gets a network namespace
+of its own, as on the real backend: the runtime's processes bind their pods' IPs and advertise loopback addresses
+there (docs/dynamo-runtime.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +12,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .cluster import SimCluster
+from .control_plane import netns
+from .control_plane.backend import state_prefix
 from .inventory import ClusterConfig
+from .standins.model_servers import runtime_wanted
 
 USER = "kubesim-user"
 
@@ -22,13 +29,22 @@ class EmulatorBackend:
         self.n = n
         self.config = config
         self.sim: list[SimCluster] = []
+        self.state_dir: Path | None = None
+        self.spaces: list[netns.Netns] = []
 
     def prepare(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        netns.delete_recorded(state_dir)        # a daemon killed before it could remove its own
         for i in range(self.n):
             shutil.rmtree(state_dir / str(i), ignore_errors=True)
 
     def start(self) -> None:
-        self.sim = [SimCluster(i, self.config) for i in range(self.n)]
+        if runtime_wanted():
+            self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
+            netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
+            for ns in self.spaces:
+                netns.create(ns)
+        self.sim = [SimCluster(i, self.config, netns=self.spaces[i] if self.spaces else None) for i in range(self.n)]
         for c in self.sim:
             c.start()
 
@@ -60,3 +76,7 @@ class EmulatorBackend:
     def stop(self) -> None:
         for c in self.sim:
             c.stop()
+        for ns in self.spaces:
+            netns.delete(ns)
+        if self.spaces:
+            netns.delete_recorded(self.state_dir or Path(self.config.state_dir))

@@ -47,7 +47,7 @@ class PodRuntime:
 class PodLifecycle:
     """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cfg``,
     ``cluster``, ``event``, ``frontend_port_for_service``, ``images``, ``logs_dir``, ``pods_dir``, ``pvc_dir``,
-    ``runtimes``, ``store``."""
+    ``runtimes``, ``serving_held``, ``store``."""
 
     def kubelet(self, pod: dict, faults) -> None:
         m = pod["metadata"]
@@ -106,7 +106,7 @@ class PodLifecycle:
                 status["conditions"] = self._conds(conds, False)
                 self.store.raw_set_status(PODS, ns, name, status)
                 return
-            ready = not never and time.time() - rt.started >= self.cfg.ready_seconds
+            ready = not never and time.time() - rt.started >= self.cfg.ready_seconds and not self.serving_held(pod)
             if ready and rt.progress < 100:
                 rt.progress = 100
                 self._append_log(rt, "INFO kubesim: model loaded, worker ready\n")

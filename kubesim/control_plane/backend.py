@@ -4,7 +4,6 @@ namespace, behind the same daemon, files and control endpoint as the emulator, s
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -14,10 +13,9 @@ from . import build, netns
 from .cluster import RealCluster, RealConfig, kill_recorded, kubeconfig_text
 
 log = logging.getLogger("kubesim.control_plane")
-NETNS_RECORD = "netns.json"
 
 
-def _prefix(state_dir: Path) -> str:
+def state_prefix(state_dir: Path) -> str:
     """A short tag per state dir, so two checkouts' clusters never share a namespace name."""
     import hashlib
 
@@ -39,13 +37,9 @@ class RealBackend:
 
     def start(self) -> None:
         t0 = time.monotonic()
-        prefix = _prefix(self.state_dir)
-        taken = netns.used_link_slots()
-        slots = [s for s in range(len(list(netns.LINK_BLOCK.subnets(new_prefix=30)))) if s not in taken][:self.n]
-        self.real = [RealCluster(i, self.state_dir, self.config, netns.plan(prefix, i, slots[i]))
-                     for i in range(self.n)]
-        (self.state_dir / NETNS_RECORD).write_text(json.dumps([
-            {"name": c.ns.name, "host_if": c.ns.host_if} for c in self.real]))
+        spaces = netns.allocate(state_prefix(self.state_dir), self.n)
+        self.real = [RealCluster(i, self.state_dir, self.config, ns) for i, ns in enumerate(spaces)]
+        netns.record(self.state_dir, spaces)
         # API servers start in parallel: most of their start is CPU-bound OpenAPI and CRD work.
         with ThreadPoolExecutor(max_workers=len(self.real)) as pool:
             for f in [pool.submit(c.start) for c in self.real]:
@@ -73,17 +67,11 @@ class RealBackend:
     def stop(self) -> None:
         with ThreadPoolExecutor(max_workers=max(1, len(self.real))) as pool:
             list(pool.map(lambda c: c.stop(), self.real))
-        (self.state_dir / NETNS_RECORD).unlink(missing_ok=True)
+        (self.state_dir / netns.RECORD).unlink(missing_ok=True)
 
 
 def cleanup_leftovers(state_dir: Path) -> None:
     """What a supervisor killed with SIGKILL left: its children (by recorded pid) and namespaces."""
     for record in state_dir.glob("*/pids.json"):
         kill_recorded(record)
-    try:
-        spaces = json.loads((state_dir / NETNS_RECORD).read_text())
-    except (OSError, ValueError):
-        spaces = []
-    for s in spaces:
-        netns.delete(netns.Netns(s["name"], s["host_if"], "", "", ""))
-    (state_dir / NETNS_RECORD).unlink(missing_ok=True)
+    netns.delete_recorded(state_dir)

@@ -39,9 +39,6 @@ KUBELET_PORT = 10250
 # The fake-node annotation kwok manages; nodes without it are left alone.
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 TEAM_NAMESPACE = "team-a"
-# KUBESIM_MODEL_SERVERS=dynamo: serving pods run the real Dynamo runtime (standins/model_servers.py) instead of our
-# simulated frontend; not the default yet (docs/dynamo-runtime.md: its figures under the test suite's load).
-MODEL_SERVERS_ENV = "KUBESIM_MODEL_SERVERS"
 TEAM_SERVICE_ACCOUNT = "deployer"
 TOKEN_SECONDS = 30 * 24 * 3600
 
@@ -454,7 +451,7 @@ class StandIns:
         from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
-        from ..standins.model_servers import ModelServers
+        from ..standins.model_servers import ModelServers, runtime_wanted
         from ..standins.operator import DynamoOperator
         from ..standins.provisioner import Provisioner
         from ..standins.runner import PodRunner
@@ -464,7 +461,7 @@ class StandIns:
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
         runtime = None
-        if os.environ.get(MODEL_SERVERS_ENV) == "dynamo":
+        if runtime_wanted():
             profiles = rehearsal_profiles()
             runtime = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
                                    model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME, in_cluster=in_cluster)

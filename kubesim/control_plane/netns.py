@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import ctypes
 import ipaddress
+import json
 import os
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 POD_CIDR = "10.244.0.0/16"
 # kwok hands out pod IPs from the lower half; the stand-ins' own pods (runnable Jobs) take addresses
@@ -24,6 +26,8 @@ SERVICE_CIDR = "10.96.0.0/16"
 # Link networks: one /30 per cluster out of this block (host .1, namespace .2).
 LINK_BLOCK = ipaddress.ip_network("10.250.0.0/16")
 CLONE_NEWNET = 0x40000000
+# the namespaces a daemon made, in its state directory
+RECORD = "netns.json"
 
 
 def _ip(*args: str, netns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -57,6 +61,29 @@ def plan(prefix: str, index: int, slot: int) -> Netns:
     tag = f"{prefix}{index}"
     return Netns(name=f"inferops-{tag}", host_if=f"ifo{tag}h"[:15], ns_if=f"ifo{tag}n"[:15],
                  host_ip=str(hosts[0]), ns_ip=str(hosts[1]))
+
+
+def allocate(prefix: str, n: int) -> list[Netns]:
+    """Names and addresses for ``n`` clusters, on /30s no other rehearsal run on this host uses."""
+    taken = used_link_slots()
+    slots = [s for s in range(len(list(LINK_BLOCK.subnets(new_prefix=30)))) if s not in taken][:n]
+    return [plan(prefix, i, slots[i]) for i in range(n)]
+
+
+def record(state_dir, spaces: list[Netns]) -> None:
+    """Write down the namespaces a daemon made, so that a later start removes them if it was killed."""
+    (Path(state_dir) / RECORD).write_text(json.dumps([{"name": s.name, "host_if": s.host_if} for s in spaces]))
+
+
+def delete_recorded(state_dir) -> None:
+    path = Path(state_dir) / RECORD
+    try:
+        spaces = json.loads(path.read_text())
+    except (OSError, ValueError):
+        spaces = []
+    for s in spaces:
+        delete(Netns(s["name"], s["host_if"], "", "", ""))
+    path.unlink(missing_ok=True)
 
 
 def used_link_slots() -> set[int]:

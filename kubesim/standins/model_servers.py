@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import shutil
 import urllib.error
 import urllib.request
@@ -45,6 +46,10 @@ from .worker_metadata import WorkerMetadata
 
 log = logging.getLogger("kubesim.standins.model_servers")
 
+# KUBESIM_MODEL_SERVERS=dynamo when a rehearsal starts: its serving pods run the real Dynamo runtime (this module), on
+# either backend, instead of our simulated frontend; not the default yet (docs/dynamo-runtime.md: its figures under
+# the test suite's load).
+MODEL_SERVERS_ENV = "KUBESIM_MODEL_SERVERS"
 SERVING = "kubesim.inferops.dev/serving"
 STARTING, UP = "starting", "up"
 # What the operator sets on worker pods: the system server (health for the probes, /metrics) on 9090, healthy
@@ -58,6 +63,10 @@ SERVED_TYPES = ("frontend", *op.WORKER_TYPES)
 PLANNER_TYPE = "planner"
 # what a graph's processes take from their pod's environment (the operator sets them: operator_rules.operator_env)
 POD_RUNTIME_ENV = ("DYN_NAMESPACE",)
+
+
+def runtime_wanted() -> bool:
+    return os.environ.get(MODEL_SERVERS_ENV) == "dynamo"
 
 
 def _ready(obj: dict) -> bool:

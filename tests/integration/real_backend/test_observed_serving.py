@@ -32,7 +32,7 @@ FAST_LONG_S = 60
 @pytest.fixture
 def observed_cluster(runtime_cluster):
     """A real control plane of its own serving with the real Dynamo runtime, a Prometheus scraping every 2 s."""
-    return runtime_cluster("obs", SCRAPE_S)
+    return runtime_cluster("obs", scrape_s=SCRAPE_S)
 
 
 def _scrape_targets(url: str, ns: str) -> list[dict]:

@@ -23,7 +23,7 @@ SCRAPE_S = 2
 @pytest.fixture
 def planner_cluster(runtime_cluster):
     """Four GB300 nodes: room for every worker component at two replicas."""
-    return runtime_cluster("plan", SCRAPE_S, nodes="gb300:4")
+    return runtime_cluster("plan", scrape_s=SCRAPE_S, nodes="gb300:4")
 
 
 def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_requests(planner_cluster, playbook,
