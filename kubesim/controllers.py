@@ -1,5 +1,5 @@
 """kubesim's controllers: one reconcile loop per cluster over its store, which runs the volume binding,
-the garbage collector, the Job controller, the Dynamo operator's shell, the workload controllers
+the garbage collector, the Job controller, the Dynamo operator (the real backend's stand-in), the workload controllers
 (workloads.py), the scheduler, the kubelet and the simulated frontends, each in its own module."""
 
 from __future__ import annotations
@@ -21,16 +21,17 @@ if TYPE_CHECKING:
 from .garbage_collector import GarbageCollector
 from .jobs import JobController
 from .objects import PLATFORM_NAMESPACES, PODS, owner_ref, pod_requests, set_condition
-from .operator_shell import OperatorShell
 from .pod_lifecycle import PodLifecycle, PodRuntime
 from .scheduler import Scheduler
 from .serving import Serving
+from .standins.operator import OPERATOR_FIELD_MANAGER, DynamoOperator
+from .standins.store_kube import StoreKube
 from .volumes import VolumeBinding
 
 log = logging.getLogger("kubesim.controllers")
 
 
-class Controllers(VolumeBinding, GarbageCollector, JobController, OperatorShell, Scheduler, PodLifecycle, Serving):
+class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, PodLifecycle, Serving):
     def __init__(self, cluster: SimCluster):
         self.cluster = cluster
         self.store = cluster.store
@@ -49,6 +50,9 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, OperatorShell,
         self.images = transfers.NodeImages(self.cfg.image_pull_seconds, self.cfg.runnable_images)
         self.workloads = Workloads(self)
         self.create_errors: dict[str, str] = {}  # owner uid -> why its last pod could not be created
+        # the Dynamo operator and the ComputeDomain controller: the real backend's stand-in, over this store
+        self.operator = DynamoOperator(StoreKube(self.store, OPERATOR_FIELD_MANAGER),
+                                       worker_ready_ms=int(self.cfg.ready_seconds * 1000))
         self.model_servers = self.runtime_model_servers()    # None: the simulated frontends serve
         self.forwarders: dict[tuple[str, int], Any] = {}       # (pod IP, port) -> NetnsForwarder
 
@@ -108,12 +112,18 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, OperatorShell,
         with self.store.lock:
             self.reconcile_deletions()
             self.reconcile_pvcs()
-            self.reconcile_computedomains()
             self.reconcile_jobs()
-            self.reconcile_dgds()
+            self.reconcile_operator()
             self.reconcile_apps()
             self.reconcile_pods()
         self.reconcile_frontends()
+
+    def reconcile_operator(self) -> None:
+        try:
+            self.operator.reconcile()
+        except Exception as exc:  # a refused write (a pod the API does not admit): the next pass tries again
+            log.debug("operator: %s", exc)
+            self.wake.set()
 
     # ------------------------------------------------------------------ events
     def event(self, obj: dict, etype: str, reason: str, message: str, component: str = "kubesim", once: bool = True) -> None:

@@ -6,6 +6,7 @@ there (docs/dynamo-runtime.md)."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from dataclasses import asdict
@@ -15,7 +16,7 @@ from .cluster import SimCluster
 from .control_plane import netns
 from .control_plane.backend import state_prefix
 from .inventory import ClusterConfig
-from .standins.model_servers import runtime_wanted
+from .standins.model_servers import MODEL_SERVERS_ENV, runtime_wanted
 
 USER = "kubesim-user"
 
@@ -40,6 +41,9 @@ class EmulatorBackend:
 
     def start(self) -> None:
         if runtime_wanted():
+            if os.geteuid() != 0:
+                raise RuntimeError(f"{MODEL_SERVERS_ENV}=dynamo serves each cluster in a network namespace of its own, "
+                                   "which needs root: run as root, or unset it to serve with the simulated frontend")
             self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
             netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
             for ns in self.spaces:

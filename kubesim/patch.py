@@ -290,13 +290,20 @@ def apply_merge(current: Any, applied: Any, field: str = "") -> Any:
     if isinstance(applied, list) and isinstance(current, list):
         key = merge_key_for(field, applied)
         if key and all(isinstance(i, dict) and key in i for i in applied + current):
-            out = []
-            applied_keys = [i.get(key) for i in applied]
+            # As the API server merges: the live items keep their places (an apply of some items, by another
+            # manager, moves nothing), the slots of the applied ones take them in the applied order, and new items
+            # follow at the end.
+            applied_by_key = {i.get(key): i for i in applied}
             cur_by_key = {i.get(key): i for i in current}
-            for it in applied:
-                out.append(apply_merge(cur_by_key.get(it.get(key), {}), it))
-            # items owned by others stay (after the applied ones)
-            out.extend(copy.deepcopy(i) for i in current if i.get(key) not in applied_keys)
+            refill = iter([k for k in applied_by_key if k in cur_by_key])
+            out = []
+            for item in current:
+                if item.get(key) in applied_by_key:
+                    k = next(refill)
+                    out.append(apply_merge(cur_by_key[k], applied_by_key[k]))
+                else:
+                    out.append(copy.deepcopy(item))
+            out.extend(apply_merge({}, it) for k, it in applied_by_key.items() if k not in cur_by_key)
             return out
     return copy.deepcopy(applied)
 

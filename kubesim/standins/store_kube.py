@@ -55,3 +55,17 @@ class StoreKube:
         return self.store.patch(self._res(api_version, kind), namespace, name, patch,
                                 "application/merge-patch+json", subresource=subresource or "",
                                 manager=self.component, system=True)
+
+    def apply(self, obj: dict, field_manager: str) -> dict:
+        """Server-side apply of the fields ``obj`` names, taken over from other managers (as Kube.apply)."""
+        m = obj["metadata"]
+        return self.store.patch(self._res(obj["apiVersion"], obj["kind"]), m.get("namespace"), m["name"],
+                                copy.deepcopy(obj), "application/apply-patch+yaml", manager=field_manager, force=True,
+                                system=True)
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> None:
+        try:
+            self.store.delete(self._res(api_version, kind), namespace, name, system=True)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise

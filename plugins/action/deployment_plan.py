@@ -6,6 +6,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan, normalise_request
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.graph_names import dynamo_namespace_error
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.summary import plan_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.render.objects import deploy_manifests
 
@@ -26,6 +27,9 @@ class ActionModule(ActionBase):
         result["changed"] = False
         try:
             plan = build_plan(args["request"])
+            too_long = dynamo_namespace_error(args["namespace"], plan)
+            if too_long is not None:
+                raise too_long
         except PlanError as exc:
             violations = [{"rule": e.rule, "message": e.message, "valid": e.valid}
                           for e in getattr(exc, "errors", [exc])]

@@ -2,6 +2,8 @@
 preflight reserves the maximum, that an unchanged rerun changes nothing, and that teardown finds the planner's
 objects whatever settings it runs with. (The rendering itself: tests/unit/module_utils/render/test_planner.py.)"""
 
+import json
+
 import pytest
 from deploy_helpers import DGD, get, items
 
@@ -20,7 +22,15 @@ def test_the_planner_is_deployed_beside_the_graph_reruns_unchanged_and_goes_with
     dgd = get(env.dyn, *DGD, DGD_NAME, env.namespace)
     comps = {c["name"]: c for c in dgd["spec"]["components"]}
     assert comps["Planner"]["type"] == "planner" and comps["Worker"]["scalingAdapter"] == {}
-    assert "replicas" not in comps["Worker"]
+    # The collection leaves the Worker's replicas to its scaling adapter: the operator made the adapter at one
+    # replica and owns the count in the graph; the collection's own apply never names it.
+    (adapter,) = items(env.dyn, "nvidia.com/v1beta1", "DynamoGraphDeploymentScalingAdapter", env.namespace)
+    assert adapter["spec"]["dgdRef"]["serviceName"] == "Worker" and adapter["spec"]["replicas"] == 1
+    assert comps["Worker"]["replicas"] == 1
+    ours = [m for m in dgd["metadata"]["managedFields"] if m["manager"] == "inferops.dynamo"]
+    worker_fields = [fields for m in ours for key, fields in m["fieldsV1"]["f:spec"]["f:components"].items()
+                     if json.loads(key[2:]) == {"name": "Worker"}]
+    assert worker_fields and all("f:replicas" not in f for f in worker_fields), ours
     for kind, api in (("ConfigMap", "v1"), ("ServiceAccount", "v1"), ("Role", "rbac.authorization.k8s.io/v1"),
                       ("RoleBinding", "rbac.authorization.k8s.io/v1")):
         assert get(env.dyn, api, kind, PLANNER, env.namespace), kind
@@ -50,8 +60,6 @@ def test_a_maximum_the_cluster_cannot_hold_is_refused_before_anything_is_applied
 
 
 def _planner_config(env) -> dict:
-    import json
-
     cm = get(env.dyn, "v1", "ConfigMap", PLANNER, env.namespace)
     return json.loads(next(iter(cm["data"].values())))
 

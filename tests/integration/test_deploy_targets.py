@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 @pytest.mark.parametrize("target", PYTEST_TARGETS)
 def test_target_deploys_and_is_ready(deploy_env, target):
-    env = deploy_env(prefix=target[:20])
+    env = deploy_env(prefix=target[:17])    # the operator labels pods <namespace>-<graph>: 63 characters at most
     run = env.run("deploy.yml", *TARGET_ARGS[target])
     assert run.rc == 0, run.output[-4000:]
     assert run.recap("rehearsal")["failed"] == 0

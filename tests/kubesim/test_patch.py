@@ -47,4 +47,18 @@ def test_apply_field_sets_and_merge():
     assert patch.from_fields_v1(fv) == paths
     merged = patch.apply_merge({"spec": {"containers": [{"name": "side", "image": "s"}, {"name": "main", "image": "old"}]}},
                                {"spec": {"containers": [{"name": "main", "image": "new"}]}})
-    assert merged == {"spec": {"containers": [{"name": "main", "image": "new"}, {"name": "side", "image": "s"}]}}
+    # the live order stays (test_an_apply_of_some_keyed_items_keeps_the_live_order_as_the_api_server_does)
+    assert merged == {"spec": {"containers": [{"name": "side", "image": "s"}, {"name": "main", "image": "new"}]}}
+
+
+def test_an_apply_of_some_keyed_items_keeps_the_live_order_as_the_api_server_does():
+    """The Dynamo operator applies a scaled component's replicas alone: the graph's components keep their order (the
+    real API server's merge; measured on the real backend: Frontend, Worker, Planner stay in place)."""
+    live = {"spec": {"components": [{"name": "Frontend", "replicas": 1}, {"name": "Worker"}, {"name": "Planner"}]}}
+    out = patch.apply_merge(live, {"spec": {"components": [{"name": "Worker", "replicas": 2}]}})
+    assert out["spec"]["components"] == [{"name": "Frontend", "replicas": 1}, {"name": "Worker", "replicas": 2},
+                                         {"name": "Planner"}]
+    # an apply that names them all, in another order, orders them; a new item follows the live ones
+    out = patch.apply_merge(live, {"spec": {"components": [{"name": "Planner"}, {"name": "Worker"}, {"name": "Frontend"},
+                                                           {"name": "Extra"}]}})
+    assert [c["name"] for c in out["spec"]["components"]] == ["Planner", "Worker", "Frontend", "Extra"]
