@@ -5,6 +5,7 @@ of ``crd_dir`` when given, and the prometheus-operator's monitoring CRDs a platf
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import os
@@ -56,6 +57,14 @@ def with_planner_gpu_shape(crd: dict) -> dict:
 
 
 def _dgd_for_the_planner(path: Path) -> Path:
+    return _amended_dgd(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _amended_dgd(name: str, _mtime_ns: int) -> Path:
+    """Parsed once per file and version: the DGD CRD is large (about 1.3 s of YAML), and a daemon of 100 clusters
+    asks for it 100 times."""
+    path = Path(name)
     crd = yaml.safe_load(path.read_text())
     amended = with_planner_gpu_shape(copy.deepcopy(crd))
     if amended == crd:
