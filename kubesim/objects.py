@@ -137,8 +137,3 @@ def parse_ts(s: str) -> float:
 def pod_ip(uid: str) -> str:
     h = int(hashlib.sha256(uid.encode()).hexdigest()[:6], 16)
     return f"10.244.{(h >> 8) % 250}.{h % 250 + 2}"
-
-
-def cluster_ip(name: str) -> str:
-    h = int(hashlib.sha256(name.encode()).hexdigest()[:6], 16)
-    return f"10.96.{(h >> 8) % 250}.{h % 250 + 2}"

@@ -17,9 +17,6 @@ class StoreKube:
         self.store = store
         self.component = component
 
-    def begin_pass(self) -> None:
-        """Reads go to the store each time: nothing to forget between passes."""
-
     def _res(self, api_version: str, kind: str):
         res = self.store.resource_for_kind(api_version, kind)
         if res is None:
