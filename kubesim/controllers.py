@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import shutil
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from .pod_lifecycle import PodLifecycle, PodRuntime
 from .scheduler import Scheduler
 from .serving import Serving
 from .standins.operator import OPERATOR_FIELD_MANAGER, DynamoOperator
+from .standins.provisioner import Provisioner
 from .standins.store_kube import StoreKube
 from .volumes import VolumeBinding
 
@@ -50,7 +50,9 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
         self.images = transfers.NodeImages(self.cfg.image_pull_seconds, self.cfg.runnable_images)
         self.workloads = Workloads(self)
         self.create_errors: dict[str, str] = {}  # owner uid -> why its last pod could not be created
-        # the Dynamo operator and the ComputeDomain controller: the real backend's stand-in, over this store
+        # the storage provisioner, the Dynamo operator and the ComputeDomain controller: the real backend's
+        # stand-ins, over this store
+        self.provisioner = Provisioner(StoreKube(self.store, "kubesim-provisioner"), self.volumes_dir)
         self.operator = DynamoOperator(StoreKube(self.store, OPERATOR_FIELD_MANAGER),
                                        worker_ready_ms=int(self.cfg.ready_seconds * 1000))
         self.model_servers = self.runtime_model_servers()    # None: the simulated frontends serve
@@ -89,13 +91,6 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
             uid = obj.get("metadata", {}).get("uid")
             if key == PODS and uid in self.runtimes:
                 self._kill(self.runtimes.pop(uid))
-            if key == "/persistentvolumeclaims":
-                m = obj["metadata"]
-                d = self.volumes_dir / m["namespace"] / m["name"]
-                shutil.rmtree(d, ignore_errors=True)
-                pv = (obj.get("spec") or {}).get("volumeName")
-                if pv:
-                    self.store.objects.get("/persistentvolumes", {}).pop(("", pv), None)
         self.wake.set()
 
     def _loop(self) -> None:
@@ -112,6 +107,8 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
         with self.store.lock:
             self.reconcile_deletions()
             self.reconcile_pvcs()
+            self.provisioner.reconcile()
+            self.reconcile_pvs()
             self.reconcile_jobs()
             self.reconcile_operator()
             self.reconcile_apps()

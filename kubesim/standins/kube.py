@@ -9,7 +9,36 @@ import logging
 log = logging.getLogger("kubesim.standins")
 
 
-class Kube:
+class EventRecorder:
+    """``event`` for a stand-in's client (this API-server client, or the emulator's ``StoreKube``): both have
+    ``create``, ``component`` and an ``_emitted`` set."""
+
+    _emitted: set[tuple]
+    component: str
+
+    def event(self, obj: dict, etype: str, reason: str, message: str, component: str | None = None) -> None:
+        """A core/v1 Event on ``obj``, once per object, reason and message (as controllers dedupe)."""
+        m = obj["metadata"]
+        key = (m.get("uid"), reason, message)
+        if key in self._emitted:
+            return
+        self._emitted.add(key)
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ns = m.get("namespace") or "default"
+        self.create({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"generateName": f'{m["name"]}.', "namespace": ns},
+            "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": m["name"],
+                               "namespace": m.get("namespace"), "uid": m.get("uid"),
+                               "resourceVersion": m.get("resourceVersion")},
+            "type": etype, "reason": reason, "message": message,
+            "source": {"component": component or self.component},
+            "reportingComponent": component or self.component, "reportingInstance": "kubesim-standins",
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+        })
+
+
+class Kube(EventRecorder):
     """Reads come back as plain JSON (the dynamic client's ResourceInstance wrapping cost the stand-ins most of
     their CPU), and a list asked for twice in one reconcile pass (pods by the kubelet, the operator and the
     frontends) is read once; a write drops what was read of its kind."""
@@ -137,24 +166,3 @@ class Kube:
             self._res(api_version, kind).delete(name=name, namespace=namespace)
         except NotFoundError:
             pass
-
-    def event(self, obj: dict, etype: str, reason: str, message: str, component: str | None = None) -> None:
-        """A core/v1 Event on ``obj``, once per object, reason and message (as controllers dedupe)."""
-        m = obj["metadata"]
-        key = (m.get("uid"), reason, message)
-        if key in self._emitted:
-            return
-        self._emitted.add(key)
-        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        ns = m.get("namespace") or "default"
-        self.create({
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": f'{m["name"]}.', "namespace": ns},
-            "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "name": m["name"],
-                               "namespace": m.get("namespace"), "uid": m.get("uid"),
-                               "resourceVersion": m.get("resourceVersion")},
-            "type": etype, "reason": reason, "message": message,
-            "source": {"component": component or self.component},
-            "reportingComponent": component or self.component, "reportingInstance": "kubesim-standins",
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        })

@@ -10,12 +10,14 @@ from __future__ import annotations
 import copy
 
 from ..store import ApiError, Store
+from .kube import EventRecorder
 
 
-class StoreKube:
+class StoreKube(EventRecorder):
     def __init__(self, store: Store, component: str):
         self.store = store
         self.component = component
+        self._emitted: set[tuple] = set()
 
     def _res(self, api_version: str, kind: str):
         res = self.store.resource_for_kind(api_version, kind)

@@ -48,8 +48,18 @@ def test_pvc_binding_and_failures(k8s_dynamic, k8s_namespace, kubesim_cluster):
     assert ("ProvisioningFailed", 'storageclass.storage.k8s.io "fast-nvme" not found') in evs
     assert pvc.get(namespace=ns, name="nosc").status.phase == "Pending"
     assert pvc.get(namespace=ns, name="badmode").status.phase == "Pending"
+    # the provisioner stand-in both backends run: a claim is marked for its class's provisioner, which refuses
+    # an access mode the class cannot serve and grows a volume of an expandable class
+    assert c.metadata.annotations["volume.kubernetes.io/storage-provisioner"] == "nfs.csi.k8s.io"
+    assert ("ProvisioningFailed", 'failed to provision volume with StorageClass "local-rwo": rpc error: '
+            "code = InvalidArgument desc = access mode ReadWriteMany is not supported") in events(k8s_dynamic, ns)
+    pvc.patch(namespace=ns, name="rwo", body={"spec": {"resources": {"requests": {"storage": "200Gi"}}}},
+              content_type="application/merge-patch+json")
+    wait_for(lambda: pvc.get(namespace=ns, name="rwo").status.capacity.storage == "200Gi", what="rwo grown")
     pvc.delete(namespace=ns, name="cache")
     wait_for(lambda: not d.exists(), what="volume dir removed")
+    pvs = res(k8s_dynamic, "v1", "PersistentVolume")
+    wait_for(lambda: c.spec.volumeName not in [p.metadata.name for p in pvs.get().items], what="released volume deleted")
 
 
 def test_job_executes_locally_with_env_pvc_and_logs(k8s_dynamic, k8s_client, k8s_namespace, kubesim_cluster):
