@@ -29,6 +29,15 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 REHEARSAL_MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
 REHEARSAL_HF_HOME = REPO_ROOT / ".cache" / "huggingface"
 REHEARSAL_TRACE = REPO_ROOT / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
+REHEARSAL_SETTINGS = REPO_ROOT / "inventories" / "local" / "group_vars" / "dynamo_clusters" / "rehearsal.yml"
+
+
+def rehearsal_request_count() -> int:
+    """How many requests of the trace the rehearsal's benchmark replays (the rehearsal inventory says), so that
+    calibration measures the run the benchmark makes."""
+    import yaml
+
+    return int(yaml.safe_load(REHEARSAL_SETTINGS.read_text())["benchmark_request_count"])
 
 
 def rehearsal_model_path() -> Path:
@@ -42,6 +51,7 @@ def rehearsal_model_path() -> Path:
 
 
 def rehearsal_profiles(**kwargs) -> Profiles:
+    kwargs.setdefault("request_count", rehearsal_request_count())
     return Profiles(REHEARSAL_TRACE, str(rehearsal_model_path()), REHEARSAL_HF_HOME, tokenizer=REHEARSAL_MODEL,
                     **kwargs)
 
@@ -62,7 +72,7 @@ def _container(template: dict) -> dict:
 
 class Profiles:
     def __init__(self, trace_path: Path, model_path: str, hf_home: Path, *, tokenizer: str,
-                 cache_dir: Path = mc.DEFAULT_CACHE, live: bool = True, request_count: int = 36):
+                 cache_dir: Path = mc.DEFAULT_CACHE, live: bool = True, request_count: int | None = None):
         self.trace_path = Path(trace_path)
         self.trace = TraceShape.from_file(self.trace_path)
         self.model_path = model_path
@@ -70,7 +80,8 @@ class Profiles:
         self.tokenizer = tokenizer
         self.cache_dir = Path(cache_dir)
         self.live = live
-        self.request_count = request_count
+        # None: the whole trace
+        self.request_count = request_count or sum(1 for line in self.trace_path.read_text().splitlines() if line.strip())
         self._lock = threading.Lock()
         self._made: dict[str, Path] = {}
         self._running: dict[str, threading.Thread] = {}
