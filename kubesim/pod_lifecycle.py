@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .faults import fault_for, match_any
+from .faults import fault_for
 from .objects import PODS, parse_ts, pod_ip, set_condition
 from .standins import pod_env, transfers
 from .standins.download import SimulatedDownload, download_failure, download_repos, is_download
-from .standins.kubelet import crash_traceback
+from .standins.kubelet import crash_traceback, image_pull_failure, unpullable_image
 from .store import now
 
 log = logging.getLogger("kubesim.controllers")
@@ -65,15 +65,13 @@ class PodLifecycle:
         conds = status.get("conditions") or []
         # image pull fault
         fault = fault_for(pod, faults)
-        bad_image = next((c.get("image", "") for c in containers
-                          if match_any((faults.get("image-pull") or {}).get("pattern"), c.get("image", ""))), None)
+        bad_image = unpullable_image(pod, faults)
         if fault == "image-pull" and bad_image:
             reason = "ErrImagePull" if time.time() - parse_ts(status["startTime"]) < 2 else "ImagePullBackOff"
-            msg = (f'Failed to pull image "{bad_image}": rpc error: code = NotFound desc = failed to pull and unpack '
-                   f'image "{bad_image}": failed to resolve reference "{bad_image}": {bad_image}: not found')
+            msg = image_pull_failure(bad_image)
             if reason == "ImagePullBackOff":
                 msg = f'Back-off pulling image "{bad_image}"'
-            self.event(pod, "Warning", "Failed", f'Failed to pull image "{bad_image}": {bad_image}: not found', "kubelet")
+            self.event(pod, "Warning", "Failed", image_pull_failure(bad_image), "kubelet")
             status["phase"] = "Pending"
             status["containerStatuses"] = [self._cstatus(c, False, {"waiting": {"reason": reason, "message": msg}})
                                            for c in containers]

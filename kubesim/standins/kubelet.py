@@ -17,7 +17,7 @@ import datetime as dt
 import logging
 from pathlib import Path
 
-from ..faults import fault_for
+from ..faults import fault_for, match_any
 from .model_servers import SERVING, STARTING
 from .transfers import NodeImages, node_status_images
 
@@ -125,6 +125,24 @@ class Kubelet:
             if self.model_servers is not None and self.model_servers.serves(pod):
                 annotations[SERVING] = STARTING   # Ready once its process answers (model_servers)
         self.kube.patch("v1", "Pod", m["name"], {"metadata": {"annotations": annotations}}, namespace=m["namespace"])
+        if fault == "image-pull":
+            # kwok's stage shows the waiting state; its events cannot name the image, a kubelet's do
+            self.kube.event(pod, "Warning", "Failed", image_pull_failure(unpullable_image(pod, self.faults) or ""),
+                            "kubelet")
+
+
+def unpullable_image(pod: dict, faults) -> str | None:
+    """The first image of the pod that the image-pull fault makes unpullable, or None."""
+    pattern = (faults.get("image-pull") or {}).get("pattern")
+    return next((c.get("image", "") for c in (pod.get("spec") or {}).get("containers") or []
+                 if match_any(pattern, c.get("image", ""))), None)
+
+
+def image_pull_failure(image: str) -> str:
+    """What a kubelet (containerd) says, in the container's waiting state and its Failed event, when an image
+    does not exist."""
+    return (f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack image '
+            f'"{image}": failed to resolve reference "{image}": {image}: not found')
 
 
 def crash_traceback(pod: str) -> str:
