@@ -113,9 +113,10 @@ sim-stop: setup
 
 SKU ?= gb300
 MODE ?= agg
-# The demo's cluster serves with the real Dynamo runtime (frontend and mocker engines), which needs root for the
-# cluster's network namespace; without root it serves with the simulated frontend (MODEL_SERVERS=simulated).
-MODEL_SERVERS ?= $(if $(filter 0,$(shell id -u)),dynamo,simulated)
+# MODEL_SERVERS=dynamo: the demo's cluster serves with the real Dynamo runtime (frontend and mocker engines; needs
+# root for its network namespace). Not the default yet: on the 36-request rehearsal trace its TTFT median moves
+# by tens of percent between runs, so the gate at the default 10 % fails in some (docs/dynamo-runtime.md).
+MODEL_SERVERS ?= simulated
 demo: setup
 	KUBESIM_MODEL_SERVERS=$(MODEL_SERVERS) $(BIN)/python -m kubesim start --clusters 1 \
 	  $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))

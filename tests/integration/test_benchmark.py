@@ -27,7 +27,7 @@ SLO = {"ttft_ms": 1000, "itl_ms": 24}
 PRICE = 10.0  # dollars per GPU-hour, for the cost figures
 FAST = ["-e", "benchmark_warmup_requests=0"]  # the warm-up is tested by the demo and molecule scenarios
 DEAD_PROMETHEUS = "http://127.0.0.1:9"  # nothing listens on the discard port here
-TRACE_SHA256 = "77383afa128fab4fe280a47e241e7ff58b81bd4c6397c50523fa27559827af30"  # inventories/local
+TRACE_SHA256 = "96d607a42ef3a2d6932e6c29250e7b15af6941e200ba08a23780b0ed9cd9de71"  # inventories/local
 
 
 def run_dirs(results: Path, target="sglang-agg-gb300") -> list[Path]:

@@ -105,13 +105,13 @@ def test_calibration_lands_the_mockers_online_replay_on_the_published_figures(ru
     # the profile of one request alone, replayed at the published load: the mocker's own queueing and prefill
     # pauses put it well off the published figures, which is why calibration exists
     alone = replay(mocker_profile.Scales())
-    assert alone["ttft_p50_ms"] > 1.25 * figures.ttft_ms, alone
+    assert alone["ttft_p50_ms"] > 1.5 * figures.ttft_ms, alone
     assert alone["tokens_per_s_per_user_p50"] < 0.95 * figures.tokens_per_s_per_user, alone
     profile = mocker_calibration.calibrated_profile(figures, TRACE, engine, python=dynamo_runtime.runtime_python(),
                                                     cache_dir=tmp_path)
     record = json.loads(profile.with_suffix(".json").read_text())
     measured = record["stages"]["replay"]["measured"]
-    assert measured["requests"] == 72
+    assert measured["requests"] == 36
     assert abs(measured["ttft_p50_ms"] / figures.ttft_ms - 1) <= mocker_calibration.TOLERANCE, record
     assert abs(measured["tokens_per_s_per_user_p50"] / figures.tokens_per_s_per_user - 1) <= \
         mocker_calibration.TOLERANCE, record

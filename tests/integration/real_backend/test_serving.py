@@ -73,7 +73,7 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
     assert list(results.rglob("sweep.json")), "the sweep wrote no sweep.json"
     assert set(summaries) >= {8, 16}, sorted(results.rglob("*"))
     for point in (8, 16):
-        assert summaries[point]["context"]["request_count"] == 72 and summaries[point]["failures"]["count"] == 0
+        assert summaries[point]["context"]["request_count"] == 36 and summaries[point]["failures"]["count"] == 0
     assert summaries[16]["context"]["gated"] and not summaries[8]["context"]["gated"]
 
 
