@@ -15,8 +15,8 @@ node holds the image yet), each in an empty namespace:
 Prints, for each, the wall time to Ready and to the first smoke-test answer (measured here, around the
 ansible-playbook process), the time each phase took (the play's own time-to-serve report, from the
 objects' timestamps), the ratio of the two runs, and the overlapped run against its floor: the longest
-transfer plus the load, which no ordering can beat. Goal: at least 25% shorter than in sequence and
-within 10% of that floor. Also prints the machine's load average (the machine is shared). Usage:
+transfer plus the load, as they ran (the configured one beside it), which no ordering can beat. Goal: at least
+25% shorter than in sequence and within 10% of that floor. Also prints the machine's load average (the machine is shared). Usage:
 
     .venv/bin/python bench/time_to_serve.py [--download-seconds 180] [--image-pull-seconds 90]
         [--trace-seconds 15] [--ready-seconds 60] [--backend kubesim|real] [--keep-logs DIR]
@@ -64,6 +64,16 @@ def deploy(cluster, namespace: str, overlap: bool, work: Path, timeout: float) -
     return data
 
 
+def measured_floor(phases: dict) -> float | None:
+    """The critical path no ordering can beat, from the phases as they ran: the longest transfer, then the load.
+    A transfer may run shorter than configured (the node side's timers are not exact), and the configured floor
+    would then credit the control node with time it never saved."""
+    transfers = [phases.get(name) for name in ("download", "pull", "trace")]
+    if phases.get("load") is None or all(t is None for t in transfers):
+        return None
+    return max(t for t in transfers if t is not None) + phases["load"]
+
+
 def fmt(v) -> str:
     return "-" if v is None else f"{v:.1f}"
 
@@ -104,11 +114,13 @@ def main() -> int:
                        ("wall_s", "whole playbook (wall)")):
         print(f"| **{label}** | **{fmt(o[key])}** | **{fmt(s[key])}** |")
     shorter = 1 - o["first_answer_s"] / s["first_answer_s"]
-    floor = max(a.download_seconds, a.image_pull_seconds, a.trace_seconds) + a.ready_seconds
+    configured = max(a.download_seconds, a.image_pull_seconds, a.trace_seconds) + a.ready_seconds
+    floor = measured_floor(o["phases"]) or configured
     over_floor = o["first_answer_s"] / floor
     print(f"\noverlapped / in sequence, to the first answer: {o['first_answer_s'] / s['first_answer_s']:.2f} "
           f"({shorter:.0%} shorter; goal >= {GOAL_SHORTER:.0%}) -> {'MET' if shorter >= GOAL_SHORTER else 'MISSED'}")
-    print(f"floor (longest transfer + load, configured): {floor:.0f} s; overlapped / floor: {over_floor:.2f} "
+    print(f"floor (longest transfer + load, as they ran in the overlapped run): {floor:.1f} s "
+          f"(configured: {configured:.0f} s); overlapped / floor: {over_floor:.2f} "
           f"(goal <= {GOAL_FLOOR:.2f}) -> {'MET' if over_floor <= GOAL_FLOOR else 'MISSED'}")
     print(f"longest phase of the overlapped run: {o['longest_phase']}; the rest is the control node's own work "
           f"({o['first_answer_s'] - floor:.1f} s over the floor)")
