@@ -15,8 +15,9 @@ node holds the image yet), each in an empty namespace:
 Prints, for each, the wall time to Ready and to the first smoke-test answer (measured here, around the
 ansible-playbook process), the time each phase took (the play's own time-to-serve report, from the
 objects' timestamps), the ratio of the two runs, and the overlapped run against its floor: the longest
-transfer plus the load, as they ran (the configured one beside it), which no ordering can beat. Goal: at least
-25% shorter than in sequence and within 10% of that floor. Also prints the machine's load average (the machine is shared). Usage:
+transfer plus the load, as they ran (the configured one beside it), which no ordering can beat. Goal: at
+least 25% shorter than in sequence and within 10% of that floor. Also prints the machine's load average (the
+machine is shared). Usage:
 
     .venv/bin/python bench/time_to_serve.py [--download-seconds 180] [--image-pull-seconds 90]
         [--trace-seconds 15] [--ready-seconds 60] [--backend kubesim|real] [--keep-logs DIR]

@@ -2,7 +2,7 @@
 
 Same structure as the recipe's 15% agentic trace (mooncake_trace JSONL: input_length,
 output_length, hash_ids; no timestamps, "noschedule"): sessions that grow a shared prefix turn by
-turn (~90% of each request's blocks were seen before), 400 output tokens (by default), but
+turn (~90% of each request's blocks were seen before), 400 output tokens by default, but
 ~4K-7K instead of ~64K input tokens and a few dozen requests, so a laptop replays it in about a minute.
 Deterministic: the same file (and SHA-256) every time.
 
@@ -56,9 +56,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=36)
     parser.add_argument("--sessions", type=int, default=6)
     parser.add_argument("--output-sigma", type=float, default=0.0,
-                        help="spread of the output lengths (log-normal around 400 tokens, within 100-1000)")
+                        help=f"spread of the output lengths (log-normal around {OUTPUT_MEDIAN} tokens, "
+                             f"within {OUTPUT_RANGE[0]}-{OUTPUT_RANGE[1]})")
     args = parser.parse_args()
-    text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in make_trace(args.requests, args.sessions, output_sigma=args.output_sigma))
+    trace = make_trace(args.requests, args.sessions, output_sigma=args.output_sigma)
+    text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in trace)
     Path(args.out).write_text(text)
     print(f"{args.out}: {args.requests} requests, {len(text)} bytes, sha256 {hashlib.sha256(text.encode()).hexdigest()}")
 
