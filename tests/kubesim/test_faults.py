@@ -178,8 +178,10 @@ def test_crashloop_fault(backend_faults, backend_dynamic, backend_client, backen
     pod = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
     tail = core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=5)
     assert "Traceback" in tail or "RuntimeError" in tail
-    c = cond(dgds.get(namespace=ns, name="crashy"), "Ready")
-    assert c["reason"] == "pods_not_ready" and "CrashLoopBackOff" in c["message"]
+    # the operator reconciles on its own watch: the condition may still describe the pod before it was scheduled
+    c = wait_for(lambda: (r := cond(dgds.get(namespace=ns, name="crashy"), "Ready")) and "CrashLoopBackOff" in
+                 r.get("message", "") and r, timeout=20, what="the graph's condition naming the crash loop")
+    assert c["status"] == "False" and c["reason"] == "pods_not_ready"
     assert dgds.get(namespace=ns, name="crashy").status.state == "failed"
 
 
