@@ -129,12 +129,17 @@ class Profiles:
                                       kv_blocks=self.kv_blocks(workload, container))]
         return processes
 
+    @property
+    def live_requests(self) -> int | None:
+        """The requests each live calibration round serves; None when calibration stops at the replay."""
+        return self.request_count if self.live else None
+
     # ---------------------------------------------------------------- the profile
     def get(self, workload: dict, served: str) -> Path | None:
         """The workload's calibrated profile, or None while it is being made (started here the first time)."""
         figures = PublishedFigures.from_annotations(workload["metadata"].get("annotations") or {})
         engines = self.engines(workload)
-        key = mc.cache_key(figures, self.trace_path, engines, self.live)
+        key = mc.cache_key(figures, self.trace_path, engines, self.live_requests)
         with self._lock:
             if key in self._made:
                 return self._made[key]
@@ -172,7 +177,7 @@ class Profiles:
         with open(self.cache_dir / ".calibration.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             return mc.calibrated_profile(figures, self.trace_path, engines, python=rt.runtime_python(),
-                                         cache_dir=self.cache_dir, live=live)
+                                         cache_dir=self.cache_dir, live=live, live_requests=self.live_requests)
 
     def _make(self, key: str, workload: dict, served: str) -> None:
         try:

@@ -78,13 +78,38 @@ def test_the_live_stage_starts_from_the_replays_scales_and_corrects_what_the_rep
         return {**measured, "ttft_p50_ms": measured["ttft_p50_ms"] * 1.33}
 
     profile = mc.calibrated_profile(FIGURES, trace, mc.Engines(("--engine-type", "vllm")), python="unused",
-                                    cache_dir=tmp_path, measure=engine_under_load, live=live)
+                                    cache_dir=tmp_path, measure=engine_under_load, live=live, live_requests=8)
     record = json.loads(profile.with_suffix(".json").read_text())
     replay, final = record["stages"]["replay"], record["stages"]["live"]
     assert live_starts[0] == mp.Scales(**replay["scales"])            # no second search from scratch
     assert final["measured"]["ttft_p50_ms"] == pytest.approx(FIGURES.ttft_ms, rel=mc.LIVE_TOLERANCE)
     assert final["scales"]["prefill"] < replay["scales"]["prefill"]   # the live path's extra time taken out
     assert record["scales"] == final["scales"]
+
+
+def test_a_live_stage_of_another_length_is_another_profile(tmp_path):
+    """A live round of 72 requests lands the scales elsewhere than one of 36: the cache must not hand one's
+    profile to the other, nor a replay-only profile to a live calibration."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"input_length": 4000 + i, "output_length": 400}) + "\n" for i in range(8)))
+    engines = mc.Engines(("--engine-type", "vllm"))
+    lives = []
+
+    def live(scales):
+        lives.append(scales)
+        return engine_under_load(scales)
+
+    made = {n: mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
+                                     measure=engine_under_load, live=live, live_requests=n) for n in (36, 72)}
+    replay_only = mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
+                                        measure=engine_under_load)
+    assert len({made[36], made[72], replay_only}) == 3
+    rounds = len(lives)
+    assert mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
+                                 measure=engine_under_load, live=live, live_requests=72) == made[72]
+    assert len(lives) == rounds                                          # the same length: from the cache
+    with pytest.raises(ValueError, match="live_requests"):
+        mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "other", live=live)
 
 
 def test_a_figure_that_grows_faster_than_its_table_converges_instead_of_oscillating():

@@ -192,7 +192,7 @@ def test_replicas_an_autoscaler_sets_change_neither_the_calibration_nor_a_runnin
     after = profiles.engines(dgd)
     assert after == before and (after.workers, after.decode_workers) == (1, 1)
     figures = sp.PublishedFigures.from_annotations(dgd["metadata"]["annotations"])
-    assert mc.cache_key(figures, TRACE, after, True) == mc.cache_key(figures, TRACE, before, True)
+    assert mc.cache_key(figures, TRACE, after, 36) == mc.cache_key(figures, TRACE, before, 36)
 
 
 def test_a_profile_is_made_once_in_the_background_and_a_failed_one_serves_uncalibrated(tmp_path):
