@@ -29,6 +29,8 @@ def test_overlapped_run_reports_each_phase_and_the_sequential_sum():
     assert data["phases"] == {"download": 120, "trace": 5, "pull": 60, "load": 60, "smoke": 0.5}
     assert data["ready_s"] == 187 and data["first_answer_s"] == 187
     assert data["sequential_s"] == 245.5 and data["longest_phase"] == "download"
+    assert data["floor_s"] == 180                       # the download as it ran, then the load
+    assert "  no ordering beats: 180.0 s (the longest transfer, then the load)" in tts.lines(data)
     assert data["load_seconds"] == 60
     assert any("pre-pull" in n for n in data["notes"])
 
@@ -47,3 +49,4 @@ def test_a_rerun_says_what_it_did_not_do():
     assert "download: complete before this run (not run again)" in data["notes"]
     assert "Ready: the workload was already serving before this run" in data["notes"]
     assert data["sequential_s"] == 0.2
+    assert data["floor_s"] is None and not any("no ordering beats" in line for line in tts.lines(data))
