@@ -1,18 +1,17 @@
-"""Each injectable fault, and what a client sees: the faults both backends simulate run on both (one fault
-table and one decision of which fault applies to a pod, kubesim/faults.py); forbid and unschedulable are the
+"""Each injectable fault, and what a client sees, on both backends (one fault table and one decision of which
+fault applies to a pod, kubesim/faults.py), set through the fixture or the CLI; forbid and unschedulable are the
 emulator's own (the real backend leaves them to real RBAC and the real scheduler)."""
 
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import cond, dgd_body, http, pvc_body, wait_for
+from helpers import cond, dgd_body, pvc_body, wait_for
 from kubernetes.client import CoreV1Api
 from kubernetes.dynamic.exceptions import ApiException
 
@@ -40,16 +39,20 @@ def ready_dgd(dyn, ns, name, **kw):
 
 
 def test_api_down_is_connection_refused(kubesim_faults, k8s_dynamic):
-    c = kubesim_faults
-    c.fault("api-down")
-    with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", c.port), timeout=2).close()
-    with pytest.raises(Exception) as e:  # the kubernetes client sees a connection error, not an HTTP status
+    # kubesim only: after an outage on the real backend, kwok's Logs informer and the controllers back off for
+    # tens of seconds, and the next test's Job neither fails nor shows its log in time (docs/kubesim.md)
+    kubesim_faults.fault("api-down")
+    with pytest.raises(Exception) as e:  # the kubernetes client sees a refused connection, not an HTTP status
         res(k8s_dynamic, "v1", "Namespace").get(name="default")
-    assert not isinstance(e.value, ApiException)
-    c.fault("clear-api-down")
-    wait_for(lambda: http(c, "GET", "/version")[0] == 200, what="API back up")
-    assert res(k8s_dynamic, "v1", "Namespace").get(name="default").metadata.name == "default"
+    assert not isinstance(e.value, ApiException) and "Connection refused" in str(e.value), e.value
+    kubesim_faults.fault("clear-api-down")
+
+    def default_namespace():
+        try:
+            return res(k8s_dynamic, "v1", "Namespace").get(name="default")
+        except Exception:  # still coming back up
+            return None
+    assert wait_for(default_namespace, timeout=60, what="API back up").metadata.name == "default"
 
 
 def test_job_failure_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
@@ -87,25 +90,34 @@ def test_never_ready_fault(backend_faults, backend_dynamic, backend_client, back
     wait_for(lambda: cond(dgds.get(namespace=ns, name="stuck"), "Ready")["status"] == "True", timeout=30, what="Ready")
 
 
-def test_slow_download_fault(kubesim_faults, k8s_dynamic, k8s_namespace):
-    ns = k8s_namespace
-    kubesim_faults.fault("slow-download", seconds=4)
-    res(k8s_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
-    jobs = res(k8s_dynamic, "batch/v1", "Job")
+def test_slow_download_fault(backend_faults, backend_dynamic, backend_namespace):
+    ns = backend_namespace
+    backend_faults.fault("slow-download", seconds=12)  # without it: 1.6 s on kubesim, 5.2 s on the real backend
+    res(backend_dynamic, "v1", "PersistentVolumeClaim").create(namespace=ns, body=pvc_body())
+    jobs = res(backend_dynamic, "batch/v1", "Job")
     jobs.create(namespace=ns, body=job_body("model-download", "hf download org/m"))
-    import time
-
     t0 = time.time()
-    wait_for(lambda: cond(jobs.get(namespace=ns, name="model-download"), "Complete"), timeout=15, what="Complete")
-    assert time.time() - t0 >= 3.0
+    wait_for(lambda: cond(jobs.get(namespace=ns, name="model-download"), "Complete"), timeout=30, what="Complete")
+    assert time.time() - t0 >= 10.0
 
 
-def test_frontend_errors_and_speed_and_job_to_service(kubesim_faults, kubesim_cluster, k8s_dynamic, k8s_client,
-                                                      k8s_namespace):
-    ns = k8s_namespace
-    ready_dgd(k8s_dynamic, ns, "fe", annotations={"inferops.dynamo/expected-ttft-p50-ms": "10"})
-    # a Job reaches the frontend through its Service DNS name (rewritten to loopback)
-    jobs = res(k8s_dynamic, "batch/v1", "Job")
+def proxy_post(client, ns, service, path, body):
+    """POST through the API server's service proxy: the status and the time it took."""
+    t0 = time.time()
+    request = client.param_serialize("POST", f"/api/v1/namespaces/{ns}/services/{service}/proxy{path}",
+                                     header_params={"Content-Type": "application/json"}, body=body,
+                                     auth_settings=["BearerToken"])
+    r = client.call_api(*request)
+    r.read()
+    return r.status, time.time() - t0
+
+
+def test_frontend_errors_and_speed_and_job_to_service(backend_faults, backend_dynamic, backend_client,
+                                                      backend_namespace):
+    ns = backend_namespace
+    ready_dgd(backend_dynamic, ns, "fe", annotations={"inferops.dynamo/expected-ttft-p50-ms": "10"})
+    # a Job reaches the frontend through its Service DNS name
+    jobs = res(backend_dynamic, "batch/v1", "Job")
     script = ("python -c \"import urllib.request,sys; "
               "print(urllib.request.urlopen('http://' + sys.argv[1] + '/v1/models').read().decode())\" $ENDPOINT; "
               "curl -s -o /dev/null -w '%{http_code}\\n' http://fe-frontend." + ns + ".svc.cluster.local:8000/health "
@@ -113,29 +125,26 @@ def test_frontend_errors_and_speed_and_job_to_service(kubesim_faults, kubesim_cl
     body = job_body("probe", script)
     body["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "ENDPOINT", "value": "fe-frontend:8000"}]
     jobs.create(namespace=ns, body=body)
-    wait_for(lambda: cond(jobs.get(namespace=ns, name="probe"), "Complete"), timeout=20, what="probe Complete")
-    core = CoreV1Api(k8s_client)
+    wait_for(lambda: cond(jobs.get(namespace=ns, name="probe"), "Complete"), timeout=30, what="probe Complete")
+    core = CoreV1Api(backend_client)
     pod = core.list_namespaced_pod(ns, label_selector="job-name=probe").items[0]
     assert "meta-models/muse-spark" in core.read_namespaced_pod_log(pod.metadata.name, ns)
-    # error rate 1.0 with status 503
-    kubesim_faults.fault("frontend-errors", rate=1.0, status=503)
-    path = f"/api/v1/namespaces/{ns}/services/fe-frontend:8000/proxy/v1/chat/completions"
     req = {"model": "meta-models/muse-spark", "max_tokens": 2, "messages": [{"role": "user", "content": "x"}]}
-    code, _ = http(kubesim_cluster, "POST", path, req)
-    assert code == 503
-    kubesim_faults.fault("clear-frontend-errors")
-    assert http(kubesim_cluster, "POST", path, req)[0] == 200
-    # speed factor: slower than expected
-    import time
+    chat = "/v1/chat/completions"
 
-    t0 = time.time()
-    http(kubesim_cluster, "POST", path, {**req, "max_tokens": 4})
-    fast = time.time() - t0
-    kubesim_faults.fault("frontend-speed", factor=0.1)
-    t0 = time.time()
-    http(kubesim_cluster, "POST", path, {**req, "max_tokens": 4})
-    slow = time.time() - t0
-    assert slow > fast * 3, (fast, slow)
+    def post(max_tokens=2):
+        return proxy_post(backend_client, ns, "fe-frontend:8000", chat, {**req, "max_tokens": max_tokens})
+    # error rate 1.0 with status 503 (the fault reaches the served processes on their next reconcile)
+    backend_faults.fault("frontend-errors", rate=1.0, status=503)
+    wait_for(lambda: post()[0] == 503, timeout=20, what="503 from the frontend")
+    backend_faults.fault("clear-frontend-errors")
+    wait_for(lambda: post()[0] == 200, timeout=30, what="served again")
+    # speed factor: slower than expected
+    fast = min(post(4)[1] for _ in range(3))
+    backend_faults.fault("frontend-speed", factor=0.1)
+    slow = wait_for(lambda: (r := post(4))[0] == 200 and r[1] > fast * 3 and r[1], timeout=30,
+                    what=f"a request 3x slower than {fast:.3f} s")
+    assert slow > fast * 3
 
 
 def test_image_pull_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
@@ -280,8 +289,8 @@ def test_forbidden_fault(kubesim_faults, k8s_dynamic, k8s_namespace):
                              f'in API group "batch" in the namespace "{ns}"')
 
 
-def test_fault_cli(kubesim_faults, kubesim_cluster):
-    state = str(Path(kubesim_cluster.kubeconfig).parent)
+def test_fault_cli(backend_faults, backend_cluster):
+    state = str(Path(backend_cluster.kubeconfig).parent)
     run = [sys.executable, "-m", "kubesim"]
     out = subprocess.run([*run, "fault", "0", "frontend-errors", "0.5", "502", "--state-dir", state],
                          capture_output=True, text=True, cwd=REPO, check=True)
