@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import threading
 import traceback
+from collections import deque
 
 from ansible._internal import _task
+from ansible.errors import AnsibleError
 from ansible.executor.task_executor import TaskExecutor
 from ansible.executor.task_result import _RawTaskResult
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -53,6 +55,11 @@ description:
     at each use: a no-op deploy compiled 999 templates, 319 distinct), keyed by the source and the settings that
     change the generated code; each render still gets its own template and context.
   - >-
+    It waits for a task's results without polling: Ansible's strategies check for results every
+    C(internal_poll_interval) (1 ms), which costs the controller about 3.6 % of a core for as long as a task runs (a
+    first install that waits 90 s for its workers spent 3.4 of its 9.7 CPU-seconds there); this one sleeps until a
+    result arrives, and looks at least every 0.1 s for a worker that died or a stopped run.
+  - >-
     The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
     module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
     tasks are CPU-bound on the controller can set C(inferops_dynamo_in_process=false) to spread over more cores.
@@ -70,6 +77,26 @@ IN_PROCESS_VAR = "inferops_dynamo_in_process"
 TERMINAL_ACTIONS = frozenset({"pause", "ansible.builtin.pause", "ansible.legacy.pause"})
 
 _plugin_source_lock = threading.RLock()
+
+
+# how often a wait for results also checks for dead workers and a stopped run
+RESULT_WAIT_SECONDS = 0.1
+
+
+class _NotifyingResults(deque):
+    """The strategy's result queue: an append (made by Ansible's results thread while it holds the strategy's
+    ``_results_lock``, a ``Condition``) wakes whoever waits on that lock."""
+
+    def __init__(self, items, condition: threading.Condition):
+        super().__init__(items)
+        self._condition = condition
+
+    def append(self, item) -> None:
+        super().append(item)
+        try:
+            self._condition.notify_all()
+        except RuntimeError:  # appended without the lock: nobody can be waiting on it then
+            pass
 
 
 def _serialised(load):
@@ -128,6 +155,21 @@ class StrategyModule(LinearStrategyModule):
         super().__init__(tqm)
         wrap_once(PluginLoader, "_load_module_source", _serialised)
         template_code.install()
+        with self._results_lock:
+            self._results = _NotifyingResults(self._results, self._results_lock)
+
+    def _wait_on_pending_results(self, iterator):
+        """``StrategyBase._wait_on_pending_results`` without its 1 ms polling: sleeps until a result arrives."""
+        results = []
+        while self._pending_results > 0 and not self._tqm._terminated:
+            if self._tqm.has_dead_workers():
+                raise AnsibleError("A worker was found in a dead state")
+            results.extend(self._process_pending_results(iterator))
+            if self._pending_results > 0:
+                with self._results_lock:
+                    if not self._results:
+                        self._results_lock.wait(RESULT_WAIT_SECONDS)
+        return results
 
     def _queue_task(self, host, task, task_vars, play_context):
         if not self._runs_in_thread(task, task_vars):

@@ -129,3 +129,42 @@ def test_a_task_that_reads_the_terminal_keeps_its_worker(action):
     # the two fields the strategy reads of a parsed task
     assert not StrategyModule._runs_in_thread(SimpleNamespace(action=action, timeout=0), {})
     assert StrategyModule._runs_in_thread(SimpleNamespace(action="ansible.builtin.debug", timeout=0), {})
+
+
+def test_waiting_for_a_result_sleeps_until_it_arrives_instead_of_polling(monkeypatch):
+    import threading
+    import time
+
+    from ansible_collections.inferops.dynamo.plugins.strategy import linear_threads
+
+    # the parts of a strategy the wait reads: the result queue as __init__ installs it, the counter, the TQM
+    strategy = linear_threads.StrategyModule.__new__(linear_threads.StrategyModule)
+    strategy._results_lock = threading.Condition(threading.Lock())
+    strategy._results = linear_threads._NotifyingResults([], strategy._results_lock)
+    strategy._pending_results = 1
+    strategy._tqm = SimpleNamespace(_terminated=False, has_dead_workers=lambda: False)
+    passes = []
+
+    def process_pending_results(iterator):
+        passes.append(time.monotonic())
+        with strategy._results_lock:
+            done = list(strategy._results)
+            strategy._results.clear()
+        strategy._pending_results -= len(done)
+        return done
+
+    strategy._process_pending_results = process_pending_results
+    # a periodic check this long would show: only the result's own arrival can end the wait in time
+    monkeypatch.setattr(linear_threads, "RESULT_WAIT_SECONDS", 5.0)
+
+    def deliver():   # as Ansible's results thread hands a result over
+        time.sleep(0.5)
+        with strategy._results_lock:
+            strategy._results.append("result")
+
+    threading.Thread(target=deliver).start()
+    started = time.monotonic()
+    assert strategy._wait_on_pending_results(iterator=None) == ["result"]
+    # woken by the result itself (not the 5 s check), in two passes (a 1 ms poll would make about 500)
+    assert len(passes) == 2, len(passes)
+    assert passes[-1] - started < 2.0
