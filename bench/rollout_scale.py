@@ -2,7 +2,9 @@
 
 For each emulation profile, starts as many kubesim clusters as the largest size in ONE daemon (temporary state dir, ``gb300:1``
 each), writes a temporary inventory of N hosts (all sku=gb300 mode=agg, one context each, the variables
-of inventories/local/group_vars) and runs the rollout with ``--forks`` N (one slot per cluster):
+of inventories/local/group_vars) and runs the rollout with ``--forks`` N (one slot per cluster). The one-batch
+plan runs as ``--slices`` ansible-playbook processes at once (default: one per core), each on every S-th host, as
+AWX's job slicing runs a template with ``job_slice_count`` S; ``--slices 1`` runs it as one process:
 
 * ``all-at-once``: ``-e '{"rollout_serial": ["100%"]}'`` (one batch): the goal, 16 clusters in under
   2x the time of one, is about this plan;
@@ -19,8 +21,8 @@ Profiles, i.e. how long an emulated cluster takes to do its own work:
 * ``controller-bound``: 1 s for both, and the rehearsal inventory's 2 s polls. The clusters answer
   at once, so what is measured is the control node's own CPU per cluster. The playbooks' tasks run in
   threads of one ansible-playbook process (strategy linear_threads), whose Python work holds one
-  interpreter lock: with C control-node CPU-seconds per cluster and S of the kubesim daemon on K cores,
-  N clusters cannot take less than max(N*C, N*(C+S)/K) seconds. The bench prints that floor next to
+  interpreter lock per slice: with C control-node CPU-seconds per cluster, S slices and D of the kubesim
+  daemon on K cores, N clusters cannot take less than max(N*C/S, (N*C+D)/K) seconds. The bench prints that floor next to
   the ratio, so a miss can be told apart from a serialisation bug.
 
 Every run uses its own namespace, deleted (and waited for) afterwards so the next run starts from an
@@ -30,7 +32,7 @@ the control node's peak memory (its largest process), the batches, the tasks per
 tasks (ansible.posix.profile_tasks). Bounded: each
 run has a timeout, and the daemon is stopped at the end, even on error or Ctrl-C. Usage:
 
-    .venv/bin/python bench/rollout_scale.py [--sizes 1,4,16,100] [--forks N] [--run-timeout 1500]
+    .venv/bin/python bench/rollout_scale.py [--sizes 1,4,16,100] [--forks N] [--slices S] [--run-timeout 1500]
         [--modes all-at-once,canary-first] [--profiles cluster-bound,controller-bound] [--keep-logs DIR]
 """
 

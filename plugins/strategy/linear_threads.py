@@ -62,7 +62,8 @@ description:
   - >-
     The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
     module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
-    tasks are CPU-bound on the controller can set C(inferops_dynamo_in_process=false) to spread over more cores.
+    tasks are CPU-bound on the controller runs as several C(ansible-playbook) processes, each on a share of the
+    inventory (AWX job slicing, C(job_slice_count)), to use more cores.
 author:
   - inferops.dynamo contributors
 notes:
