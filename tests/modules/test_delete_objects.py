@@ -6,11 +6,10 @@ module process."""
 
 from __future__ import annotations
 
-import sys
 import uuid
 
 import pytest
-from module_runner import run_tasks
+from module_runner import noting_interpreter, run_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -95,10 +94,7 @@ def test_a_job_waited_for_is_gone_with_its_pods(tmp_path, backend_cluster):
 @pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
 def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, in_process):
     ns = "del-" + uuid.uuid4().hex[:6]
-    started = tmp_path / "module-processes.log"
-    python = tmp_path / "python"
-    python.write_text(f'#!/bin/sh\necho "$@" >> {started}\nexec {sys.executable} "$@"\n')
-    python.chmod(0o755)
+    python, started = noting_interpreter(tmp_path)
     (_, removed, _), _ = run_tasks(tmp_path, kubesim_cluster, [
         config_maps(ns), delete(by_selector(ns, "role=old")), delete(by_name(ns, ns, "namespaces"))],
         play_vars={"inferops_dynamo_in_process": in_process, "ansible_python_interpreter": str(python)})

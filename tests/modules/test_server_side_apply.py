@@ -5,11 +5,10 @@ and the same answer whether it runs in the controller's worker or as a module pr
 
 from __future__ import annotations
 
-import sys
 import uuid
 
 import pytest
-from module_runner import run_tasks
+from module_runner import noting_interpreter, run_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -96,11 +95,7 @@ def test_check_mode_before_the_namespace_exists_reports_everything_created(tmp_p
 @pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
 def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, in_process):
     ns = "ssa-" + uuid.uuid4().hex[:6]
-    # an interpreter that notes each module process it starts, then runs it
-    started = tmp_path / "module-processes.log"
-    python = tmp_path / "python"
-    python.write_text(f'#!/bin/sh\necho "$@" >> {started}\nexec {sys.executable} "$@"\n')
-    python.chmod(0o755)
+    python, started = noting_interpreter(tmp_path)
     (created, again, facts, _), _ = run_tasks(tmp_path, kubesim_cluster, [
         apply(objects(ns)), apply(objects(ns)), read_colour(ns), remove(ns)],
         play_vars={"inferops_dynamo_in_process": in_process, "ansible_python_interpreter": str(python)})
