@@ -10,6 +10,8 @@ Fixtures:
 * ``k8s_client``: a ``kubernetes.client.ApiClient`` for the cluster.
 * ``k8s_dynamic``: a ``kubernetes.dynamic.DynamicClient``.
 * ``k8s_namespace``: a fresh namespace (deleted afterwards).
+* ``noting_interpreter``: ``(python, log)``, an interpreter that notes in ``log`` each module process Ansible starts
+  with it (set as ``ansible_python_interpreter``), to tell a module process from a task run in the controller.
 * ``real_clusterset``/``real_cluster`` (session): the real control plane backend, started when a test
   asks for it; ``backend_cluster``: a test parametrised over both backends.
 """
@@ -148,3 +150,12 @@ def backend_namespace(backend_dynamic):
 # ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
 # which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
 from parallel_groups import pytest_collection_modifyitems  # noqa: E402, F401
+
+
+@pytest.fixture
+def noting_interpreter(tmp_path) -> tuple[Path, Path]:
+    started = tmp_path / "module-processes.log"
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\necho "$@" >> {started}\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python, started

@@ -73,6 +73,9 @@ options:
     default: false
 notes:
   - Supports check mode; the module never changes anything (C(changed) is always false).
+  - Runs in the controller's worker process when the task's connection is C(local) (the action plugin of the same
+    name), so a benchmark point does not start a Python process to parse its log; set the variable
+    C(inferops_dynamo_in_process=false) to run it as a module process instead.
   - AIPerf reports C(request_count) for successful requests only; the module reports C(requests_passing),
     C(requests_failing) and C(requests_total) = passing + failing.
 seealso:

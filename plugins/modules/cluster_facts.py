@@ -44,6 +44,16 @@ options:
         tenants' Pods, whose environment may hold secrets.
     type: dict
     default: {}
+  logs:
+    description:
+      - Pod logs to read, whole, by the name under which each is returned in RV(logs), as M(kubernetes.core.k8s_log)
+        reads them.
+      - Each has C(namespace), and C(name) (a pod) or C(label_selectors) (all must match). Of the pods selectors
+        match, the one that succeeded last is read, else the newest, so a Job's log is its finished attempt's.
+        C(container) names the container of a pod that has several.
+    type: dict
+    default: {}
+    version_added: "0.4.0"
   access_checks:
     description:
       - Permissions to check in O(access_namespace), each a dict with C(verb) and C(resource), and optionally
@@ -93,6 +103,12 @@ EXAMPLES = r"""
       - {verb: get, resource: pods, subresource: log}
   register: cluster
 
+- name: Read the log of a finished Job
+  inferops.dynamo.cluster_facts:
+    logs:
+      benchmark: {namespace: dynamo, label_selectors: ["job-name=aiperf-gb300-agg"]}
+  register: job
+
 - name: Stop when the CRD is missing
   ansible.builtin.assert:
     that: cluster.reads.dgds.api_found
@@ -134,6 +150,14 @@ access:
   elements: dict
   sample:
     - {verb: create, group: batch, resource: jobs, allowed: true, reason: ""}
+logs:
+  description:
+    - One entry per log of O(logs), by its name, with C(pod) (none when no pod matched) and C(log) (the whole log),
+      or C(error) and C(status) when the API server refused it.
+  returned: when O(logs) is given
+  type: dict
+  sample:
+    benchmark: {pod: aiperf-gb300-agg-x7k2p, log: "=== AIPERF SUMMARY BEGIN ===..."}
 denied:
   description: The checks that are not allowed, spelled as C(kubectl auth can-i) takes them (C(create jobs.batch)).
   returned: success
@@ -150,6 +174,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,
     reads=dict(type="dict", default={}),
+    logs=dict(type="dict", default={}),
     access_checks=dict(type="list", elements="dict", default=[]),
     access_namespace=dict(type="str"),
     fail_on_refusal=dict(type="bool", default=False),
@@ -160,7 +185,7 @@ MODULE_OPTIONS = dict(supports_check_mode=True)
 def work(module) -> dict:
     p = module.params
     try:
-        result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"])
+        result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"], p["logs"])
     except cr.ReadSpecError as exc:
         raise runner.ModuleFailure(str(exc)) from None
     refused = {name: read for name, read in result["reads"].items() if "error" in read}

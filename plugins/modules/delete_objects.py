@@ -28,19 +28,26 @@ extends_documentation_fragment:
 options:
   objects:
     description:
-      - The deletes, in order.
+      - The deletes, in order. Exactly one of O(objects) and O(definitions).
     type: list
     elements: dict
-    required: true
     suboptions:
       api_version:
         description: The group/version of the kind, C(v1) or C(batch/v1) for example.
         type: str
         required: true
       plural:
-        description: The resource's plural name, as in its API path (C(jobs), C(pods), C(configmaps)).
+        description:
+          - The resource's plural name, as in its API path (C(jobs), C(pods), C(configmaps)). Exactly one of
+            O(objects[].plural) and O(objects[].kind).
         type: str
-        required: true
+      kind:
+        description:
+          - The object's kind (C(Deployment), C(DynamoGraphDeployment)), as in a manifest; its plural comes from the
+            API server's discovery of O(objects[].api_version), one request per group/version and task.
+          - A kind that group/version does not serve fails the task before any delete, naming the kinds it serves.
+          - For a cluster-scoped kind, O(objects[].namespace) is ignored.
+        type: str
       namespace:
         description: The namespace, for a namespaced kind.
         type: str
@@ -53,6 +60,14 @@ options:
             deleted.
         type: list
         elements: str
+  definitions:
+    description:
+      - Manifests to delete, in order, as C(kubectl delete -f) reads them; only C(apiVersion), C(kind),
+        C(metadata.name) and C(metadata.namespace) of each are used (its plural comes from discovery, as for
+        O(objects[].kind)).
+      - The same list a task gave M(inferops.dynamo.server_side_apply) removes what it applied.
+    type: list
+    elements: dict
   propagation_policy:
     description:
       - What happens to the objects' dependents (C(Background) the API server's garbage collector removes them after,
@@ -96,6 +111,26 @@ EXAMPLES = r"""
         namespace: dynamo
         name: model-download
 
+- name: Remove what a server_side_apply task applied, and wait until it is gone
+  inferops.dynamo.delete_objects:
+    definitions: "{{ serving_objects }}"
+    wait: true
+    wait_timeout: 600
+
+- name: Remove a DynamoGraphDeployment and its Service by kind
+  inferops.dynamo.delete_objects:
+    objects:
+      - api_version: nvidia.com/v1alpha1
+        kind: DynamoGraphDeployment
+        namespace: dynamo
+        name: muse-spark
+      - api_version: v1
+        kind: Service
+        namespace: dynamo
+        name: muse-spark-frontend
+    wait: true
+    wait_timeout: 600
+
 - name: Remove the pods of a Job's earlier attempts
   inferops.dynamo.delete_objects:
     objects:
@@ -113,7 +148,7 @@ objects:
   elements: dict
   contains:
     plural:
-      description: The resource's plural name.
+      description: The resource's plural name (found by discovery for an entry that gave a kind).
       type: str
     namespace:
       description: The object's namespace (none for a cluster-scoped kind).
@@ -137,30 +172,37 @@ waited_s:
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import deletes as kd  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import server_apply as sa  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,
-    objects=dict(type="list", elements="dict", required=True, options=dict(
+    objects=dict(type="list", elements="dict", options=dict(
         api_version=dict(type="str", required=True),
-        plural=dict(type="str", required=True),
+        plural=dict(type="str"),
+        kind=dict(type="str"),
         namespace=dict(type="str"),
         name=dict(type="str"),
         label_selectors=dict(type="list", elements="str"),
-    ), mutually_exclusive=[("name", "label_selectors")], required_one_of=[("name", "label_selectors")]),
+    ), mutually_exclusive=[("name", "label_selectors"), ("plural", "kind")],
+        required_one_of=[("name", "label_selectors"), ("plural", "kind")]),
+    definitions=dict(type="list", elements="dict"),
     propagation_policy=dict(type="str", choices=list(kd.PROPAGATION_POLICIES), default="Background"),
     wait=dict(type="bool", default=False),
     wait_timeout=dict(type="int", default=120),
 )
-MODULE_OPTIONS = dict(supports_check_mode=True)
+MODULE_OPTIONS = dict(supports_check_mode=True, mutually_exclusive=[("objects", "definitions")],
+                      required_one_of=[("objects", "definitions")])
 
 
 def work(module) -> dict:
     p = module.params
-    problem = kd.specs_problem(p["objects"])
+    problem = sa.definitions_problem(p["definitions"]) if p["definitions"] is not None else ""
+    specs = kd.specs_of(p["definitions"]) if p["definitions"] is not None and not problem else p["objects"] or []
+    problem = problem or kd.specs_problem(specs)
     if problem:
         raise runner.ModuleFailure(problem)
     api = kc.get_api(p)
-    out = kd.delete_all(api, p["objects"], p["propagation_policy"], dry_run=module.check_mode)
+    out = kd.delete_all(api, specs, p["propagation_policy"], dry_run=module.check_mode)
     result = {"changed": any(o["deleted"] for o in out), "objects": out}
     if p["wait"] and not module.check_mode:
         try:

@@ -44,12 +44,3 @@ def run_tasks(tmp_path: Path, cluster, tasks: list[dict], env: dict | None = Non
         assert f.exists(), proc.stdout[-3000:] + proc.stderr[-2000:]
         results.append(json.loads(f.read_text()))
     return results, proc.stdout + proc.stderr
-
-
-def noting_interpreter(tmp_path: Path) -> tuple[Path, Path]:
-    """An interpreter that notes each module process it starts in a log, then runs it: (interpreter, log)."""
-    started = tmp_path / "module-processes.log"
-    python = tmp_path / "python"
-    python.write_text(f'#!/bin/sh\necho "$@" >> {started}\nexec {sys.executable} "$@"\n')
-    python.chmod(0o755)
-    return python, started

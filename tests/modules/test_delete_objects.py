@@ -1,7 +1,8 @@
 """inferops.dynamo.delete_objects through ansible-playbook, on kubesim and on the real API server: by selector then
 by name, again with nothing left (no change), check mode removing nothing, a Job waited for until it and its pods
 are gone (Foreground),
-a delete that names nothing refused before any request; and the same answer in the controller's worker as in a
+a delete that names nothing refused before any request; manifests deleted by kind (plural from discovery) and
+waited for, a kind not served refused naming what is; and the same answer in the controller's worker as in a
 module process."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from module_runner import noting_interpreter, run_tasks
+from module_runner import run_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -91,10 +92,36 @@ def test_a_job_waited_for_is_gone_with_its_pods(tmp_path, backend_cluster):
     assert without["reads"]["pods"]["resources"] == [], "the Job waited for went with its pods (Foreground)"
 
 
-@pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
-def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, in_process):
+def test_manifests_are_deleted_by_kind_and_a_kind_not_served_is_refused(tmp_path, backend_cluster):
     ns = "del-" + uuid.uuid4().hex[:6]
-    python, started = noting_interpreter(tmp_path)
+    manifests = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fe", "namespace": ns,
+                                                                        "labels": {"role": "old"}}},
+                 {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fe", "namespace": ns},
+                  "spec": {"ports": [{"port": 8000}], "selector": {"app": "fe"}}}]
+    results, _ = run_tasks(tmp_path, backend_cluster, [
+        {"name": "create", "inferops.dynamo.server_side_apply": {"definitions": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, *manifests]}},
+        {"name": "delete", "inferops.dynamo.delete_objects": {"definitions": manifests, "wait": True,
+                                                             "wait_timeout": 60}},
+        {"name": "again", "inferops.dynamo.delete_objects": {"definitions": manifests}},
+        delete({"api_version": "v1", "kind": "Servise", "namespace": ns, "name": "fe"}),
+        # a cluster-scoped kind: the namespace given is not part of its path
+        delete({"api_version": "v1", "kind": "Namespace", "namespace": ns, "name": ns}),
+    ])
+    _, deleted, again, refused, namespace = results
+    assert deleted["changed"] and [(o["plural"], o["name"], o["deleted"]) for o in deleted["objects"]] == [
+        ("configmaps", "fe", True), ("services", "fe", True)], deleted
+    assert deleted["waited_s"] >= 0, deleted
+    assert not again["changed"] and not any(o["deleted"] for o in again["objects"]), again
+    assert refused["failed"] and "Servise in v1 (served there: " in refused["msg"], refused
+    assert "Service" in refused["msg"].split("served there: ")[1], refused
+    assert namespace["changed"] and namespace["objects"][0]["namespace"] is None, namespace
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
+def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, noting_interpreter, in_process):
+    ns = "del-" + uuid.uuid4().hex[:6]
+    python, started = noting_interpreter
     (_, removed, _), _ = run_tasks(tmp_path, kubesim_cluster, [
         config_maps(ns), delete(by_selector(ns, "role=old")), delete(by_name(ns, ns, "namespaces"))],
         play_vars={"inferops_dynamo_in_process": in_process, "ansible_python_interpreter": str(python)})

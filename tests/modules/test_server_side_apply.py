@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from module_runner import noting_interpreter, run_tasks
+from module_runner import run_tasks
 
 pytestmark = pytest.mark.cluster
 
@@ -93,9 +93,9 @@ def test_check_mode_before_the_namespace_exists_reports_everything_created(tmp_p
 
 
 @pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
-def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, in_process):
+def test_same_answer_in_the_controller_and_as_a_module(tmp_path, kubesim_cluster, noting_interpreter, in_process):
     ns = "ssa-" + uuid.uuid4().hex[:6]
-    python, started = noting_interpreter(tmp_path)
+    python, started = noting_interpreter
     (created, again, facts, _), _ = run_tasks(tmp_path, kubesim_cluster, [
         apply(objects(ns)), apply(objects(ns)), read_colour(ns), remove(ns)],
         play_vars={"inferops_dynamo_in_process": in_process, "ansible_python_interpreter": str(python)})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import discovery as disc
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import object_diff as od
 
 SYMBOL = {"add": "+", "remove": "-", "change": "~"}
@@ -20,11 +21,8 @@ SYMBOL = {"add": "+", "remove": "-", "change": "~"}
 
 def plural(api: kc.K8sApi, api_version: str, kind: str, cache: dict) -> str:
     """The resource name of ``kind`` (one discovery GET per group-version)."""
-    if api_version not in cache:
-        resp = api.request("GET", kc.api_prefix(api_version))
-        cache[api_version] = {r.get("kind"): r.get("name") for r in (resp.json().get("resources") or [])
-                              if "/" not in r.get("name", "")} if resp.status < 400 else {}
-    return cache[api_version].get(kind) or kind.lower() + "s"
+    found = disc.by_kind(api, api_version, kind, cache)
+    return found["name"] if found else kind.lower() + "s"
 
 
 def _strip(obj: dict | None) -> dict | None:

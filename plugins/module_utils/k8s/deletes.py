@@ -8,18 +8,56 @@ from __future__ import annotations
 import time
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import discovery as disc
 
 PROPAGATION_POLICIES = ("Background", "Foreground", "Orphan")
 
 
 def specs_problem(specs: list[dict]) -> str:
     """Which deletes name neither an object nor a non-empty selector (each would remove every object of its kind),
-    all at once; an empty string when none."""
+    or neither a plural nor a kind, all at once; an empty string when none."""
     bad = [i for i, spec in enumerate(specs) if not spec.get("name") and not spec.get("label_selectors")]
-    if not bad:
-        return ""
-    return (f"objects {bad}: each needs a name or at least one label selector (without either, a delete would remove"
-            " every object of its kind)")
+    untyped = [i for i, spec in enumerate(specs) if not spec.get("plural") and not spec.get("kind")]
+    problems = []
+    if bad:
+        problems.append(f"objects {bad}: each needs a name or at least one label selector (without either, a delete"
+                        " would remove every object of its kind)")
+    if untyped:
+        problems.append(f"objects {untyped}: each needs a plural or a kind")
+    return "; ".join(problems)
+
+
+def specs_of(definitions: list[dict]) -> list[dict]:
+    """One delete by kind and name per manifest, as ``kubectl delete -f`` reads them (the rest of each ignored)."""
+    return [{"api_version": d["apiVersion"], "kind": d["kind"], "namespace": (d.get("metadata") or {}).get("namespace"),
+             "name": d["metadata"]["name"]} for d in definitions]
+
+
+class UnknownKind(kc.K8sError):
+    """A kind its group/version does not serve."""
+
+
+def with_plurals(api: kc.K8sApi, specs: list[dict]) -> list[dict]:
+    """``specs`` with a ``plural`` for each entry that names a ``kind`` instead (the namespace dropped for a
+    cluster-scoped kind, as ``kubectl delete`` does). :class:`UnknownKind` names every kind not served, at once,
+    with what its group/version serves."""
+    cache: dict = {}
+    out, unknown = [], []
+    for spec in specs:
+        if spec.get("plural") or not spec.get("kind"):
+            out.append(spec)
+            continue
+        found = disc.by_kind(api, spec["api_version"], spec["kind"], cache)
+        if found is None:
+            kinds = sorted({r.get("kind", "") for r in disc.resources(api, spec["api_version"], cache).values()})
+            unknown.append(f"{spec['kind']} in {spec['api_version']} (served there: "
+                           f"{', '.join(kinds) or 'nothing: the group/version is not served'})")
+            continue
+        out.append(dict(spec, plural=found["name"],
+                        namespace=spec.get("namespace") if found.get("namespaced") else None))
+    if unknown:
+        raise UnknownKind("kinds the API server does not serve: " + "; ".join(unknown))
+    return out
 
 
 class StillThere(kc.K8sError):
@@ -51,7 +89,7 @@ def delete_all(api: kc.K8sApi, specs: list[dict], propagation: str = "Background
     if problem:
         raise ValueError(problem)
     out = []
-    for spec in specs:
+    for spec in with_plurals(api, specs):
         version, plural, namespace = spec["api_version"], spec["plural"], spec.get("namespace") or None
         if spec.get("name"):
             names = [spec["name"]]

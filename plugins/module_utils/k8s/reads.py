@@ -15,9 +15,11 @@ an API that does not answer, or refuses the credentials (401), raises.
 from __future__ import annotations
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import discovery as disc
 
 READ_KEYS = {"api_version", "plural", "namespace", "name", "label_selectors", "any_label_selectors", "fields"}
 CHECK_KEYS = {"verb", "group", "resource", "subresource", "name", "namespace"}
+LOG_KEYS = {"namespace", "name", "label_selectors", "container"}
 
 
 class ReadSpecError(ValueError):
@@ -70,6 +72,52 @@ def project(obj, paths: list[str]):
     return keep(obj, tree)
 
 
+def validate_log(name: str, spec) -> dict:
+    """The log read ``spec`` with defaults, or :class:`ReadSpecError`."""
+    if not isinstance(spec, dict):
+        raise ReadSpecError(f"log '{name}': expected a dict with namespace and name or label_selectors, "
+                            f"got {type(spec).__name__}")
+    unknown = sorted(set(spec) - LOG_KEYS)
+    if unknown:
+        raise ReadSpecError(f"log '{name}': unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(LOG_KEYS))}")
+    problems = []
+    if not spec.get("namespace"):
+        problems.append("namespace required")
+    if bool(spec.get("name")) == bool(spec.get("label_selectors")):
+        problems.append("exactly one of name (a pod) and label_selectors (the pods they match) required")
+    if problems:
+        raise ReadSpecError(f"log '{name}': " + "; ".join(problems))
+    return {"namespace": spec["namespace"], "name": spec.get("name") or None,
+            "label_selectors": list(spec.get("label_selectors") or []), "container": spec.get("container") or None}
+
+
+def _newest_first(pod: dict) -> tuple:
+    # a Job's succeeded pod before its failed attempts, then the most recent
+    return (((pod.get("status") or {}).get("phase") == "Succeeded"),
+            (pod.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def read_log(api: kc.K8sApi, spec: dict) -> dict:
+    """The whole log of the named pod, or of the pod its selectors match that succeeded last (else the newest):
+    ``pod`` and ``log``, with ``pod`` None when no pod matches, or ``error`` and ``status`` when refused."""
+    pod = spec["name"]
+    if not pod:
+        path = kc.object_path("v1", "pods", spec["namespace"])
+        status, doc, resp = _get(api, path, {"labelSelector": ",".join(spec["label_selectors"])})
+        if status >= 400:
+            return _refused(resp, f"GET {path}")
+        pods = sorted(doc.get("items") or [], key=_newest_first, reverse=True)
+        if not pods:
+            return {"pod": None, "log": ""}
+        pod = pods[0]["metadata"]["name"]
+    path = kc.object_path("v1", "pods", spec["namespace"], pod, "log")
+    resp = api.request("GET", path, query={"container": spec["container"]} if spec["container"] else None)
+    _refuse_credentials(resp, f"GET {path}", api)
+    if resp.status >= 400:
+        return {"pod": pod, **_refused(resp, f"GET {path}")}
+    return {"pod": pod, "log": resp.text}
+
+
 def validate_check(check) -> dict:
     if not isinstance(check, dict) or not check.get("verb") or not check.get("resource"):
         raise ReadSpecError(f"access check {check!r}: expected a dict with verb and resource "
@@ -93,15 +141,7 @@ def _refused(resp: kc.Response, what: str) -> dict:
 
 def api_served(api: kc.K8sApi, api_version: str, plural: str, cache: dict) -> bool:
     """Whether ``plural`` is served in ``api_version`` (one discovery GET per group-version, cached)."""
-    if api_version not in cache:
-        path = kc.api_prefix(api_version)
-        resp = api.request("GET", path)
-        _refuse_credentials(resp, f"GET {path}", api)
-        names = set()
-        if resp.status < 400:
-            names = {r.get("name") for r in (resp.json().get("resources") or [])}
-        cache[api_version] = names
-    return plural in cache[api_version]
+    return plural in disc.resources(api, api_version, cache)
 
 
 def _get(api: kc.K8sApi, path: str, query: dict | None = None) -> tuple[int, dict | None, kc.Response]:
@@ -161,12 +201,15 @@ def describe_check(check: dict) -> str:
     return f"{check['verb']} {text}"
 
 
-def survey(api, reads: dict, access_namespace: str | None = None, access_checks: list | None = None) -> dict:
-    """Every read of ``reads`` (name -> spec) and every access check, through one client.
+def survey(api, reads: dict, access_namespace: str | None = None, access_checks: list | None = None,
+           logs: dict | None = None) -> dict:
+    """Every read of ``reads`` (name -> spec), every access check and every pod log of ``logs`` (name -> spec),
+    through one client.
 
     ``api`` is a :class:`~k8s_client.K8sApi` or a callable that makes one: the specs are checked first, so a
     mistake in them is reported as such even when the cluster is down."""
     specs = {name: validate_read(name, spec) for name, spec in (reads or {}).items()}
+    log_specs = {name: validate_log(name, spec) for name, spec in (logs or {}).items()}
     checks = [validate_check(c) for c in access_checks or []]
     if checks and not access_namespace:
         raise ReadSpecError("access_checks need access_namespace (the namespace the deploy writes to)")
@@ -177,4 +220,6 @@ def survey(api, reads: dict, access_namespace: str | None = None, access_checks:
     access = review_access(api, access_namespace, checks) if checks else []
     result["access"] = access
     result["denied"] = [describe_check(c) for c in access if not c["allowed"]]
+    if log_specs:
+        result["logs"] = {name: read_log(api, spec) for name, spec in log_specs.items()}
     return result

@@ -74,18 +74,23 @@ def test_src_and_content_are_exclusive(capsys, aiperf_fixtures):
 
 
 @pytest.mark.slow
-def test_ansible_adhoc_and_docs(aiperf_fixtures):
+@pytest.mark.parametrize("in_process", [True, False], ids=["controller-worker", "module-process"])
+def test_ansible_adhoc_and_docs(aiperf_fixtures, noting_interpreter, in_process):
     env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_INVENTORY_UNPARSED_WARNING="false",
                ANSIBLE_LOCALHOST_WARNING="false")
     bindir = Path(sys.executable).parent
     proc = subprocess.run([str(bindir / "ansible"), "localhost", "-i", "localhost,", "-c", "local",
                            "-m", "inferops.dynamo.aiperf_results",
-                           "-a", f"src={aiperf_fixtures / 'partial_failures'} gpus=2"],
+                           "-a", f"src={aiperf_fixtures / 'partial_failures'} gpus=2",
+                           "-e", f"inferops_dynamo_in_process={in_process}",
+                           "-e", f"ansible_python_interpreter={noting_interpreter[0]}"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     result = json.loads(proc.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
     assert result["metrics"]["requests_failing"] == 4 and result["changed"] is False
+    started = noting_interpreter[1].read_text() if noting_interpreter[1].exists() else ""
+    assert ("AnsiballZ_aiperf_results.py" in started) is (not in_process), started
     doc = subprocess.run([str(bindir / "ansible-doc"), "--json", "inferops.dynamo.aiperf_results"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=120, check=False)
     assert doc.returncode == 0, doc.stderr

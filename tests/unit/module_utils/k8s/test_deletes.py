@@ -3,32 +3,15 @@ is not a change, a refusal names the API's answer, and a delete that names nothi
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import deletes as kd
 
+from scripted_api import ScriptedApi
+
 PODS = "/api/v1/namespaces/ns/pods"
 JOB = "/apis/batch/v1/namespaces/ns/jobs/download"
-
-
-class ScriptedApi:
-    """Answers (method, path) from a table (404 otherwise); records (method, path, query, body)."""
-
-    target = "kubeconfig /k, context c, host https://api"
-
-    def __init__(self, answers: dict):
-        self.answers = answers
-        self.asked: list[tuple] = []
-
-    def request(self, method, path, query=None, body=None, **_):
-        self.asked.append((method, path, query, body))
-        status, doc = self.answers.get((method, path), (404, {"kind": "Status", "reason": "NotFound"}))
-        return kc.Response(status, {"Content-Type": "application/json"}, json.dumps(doc).encode())
-
-    get_json = kc.K8sApi.get_json   # the real client's reading of an answer, over the scripted requests
 
 
 def test_a_named_object_is_deleted_with_its_propagation_policy():
@@ -127,3 +110,52 @@ def test_objects_already_gone_are_not_waited_for():
     gone = [{**deleted()[0], "deleted": False, "uid": None}]
     assert kd.wait_gone(api, gone, timeout=5, clock=Clock(), sleep=Clock().sleep) == 0.0
     assert api.asked == []
+
+
+DGD_GV = ("GET", "/apis/nvidia.com/v1alpha1")
+DGD_DISCOVERY = (200, {"resources": [
+    {"name": "dynamographdeployments", "kind": "DynamoGraphDeployment", "namespaced": True},
+    {"name": "dynamographdeployments/status", "kind": "DynamoGraphDeployment", "namespaced": True}]})
+
+
+def test_a_kind_is_deleted_at_its_plural_found_by_discovery():
+    path = "/apis/nvidia.com/v1alpha1/namespaces/ns/dynamographdeployments/muse"
+    api = ScriptedApi({DGD_GV: DGD_DISCOVERY, ("DELETE", path): (200, {"metadata": {"uid": "u1"}})})
+    out = kd.delete_all(api, [{"api_version": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+                               "namespace": "ns", "name": "muse"}])
+    assert [(o["plural"], o["deleted"]) for o in out] == [("dynamographdeployments", True)]
+    assert [a[:2] for a in api.asked] == [DGD_GV, ("DELETE", path)]
+
+
+def test_a_cluster_scoped_kind_is_deleted_without_the_namespace_given():
+    api = ScriptedApi({("GET", "/api/v1"): (200, {"resources": [{"name": "namespaces", "kind": "Namespace",
+                                                                 "namespaced": False}]}),
+                       ("DELETE", "/api/v1/namespaces/old"): (200, {})})
+    out = kd.delete_all(api, [{"api_version": "v1", "kind": "Namespace", "namespace": "ns", "name": "old"}])
+    assert out[0]["deleted"] and out[0]["namespace"] is None
+
+
+def test_kinds_not_served_are_all_named_with_what_is_served_before_any_delete():
+    api = ScriptedApi({DGD_GV: DGD_DISCOVERY})
+    specs = [{"api_version": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploy", "namespace": "ns", "name": "a"},
+             {"api_version": "example.com/v1", "kind": "Widget", "namespace": "ns", "name": "b"}]
+    with pytest.raises(kd.UnknownKind) as refused:
+        kd.delete_all(api, specs)
+    assert str(refused.value) == (
+        "kinds the API server does not serve: DynamoGraphDeploy in nvidia.com/v1alpha1 (served there: "
+        "DynamoGraphDeployment); Widget in example.com/v1 (served there: nothing: the group/version is not served)")
+    assert all(a[0] == "GET" for a in api.asked)
+
+
+def test_manifests_become_deletes_by_kind_and_name():
+    manifest = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "fe", "namespace": "ns", "labels": {}},
+                "spec": {"ports": [{"port": 8000}]}}
+    assert kd.specs_of([manifest]) == [{"api_version": "v1", "kind": "Service", "namespace": "ns", "name": "fe"}]
+
+
+def test_a_delete_without_plural_or_kind_is_refused_with_the_others():
+    specs = [{"api_version": "v1", "namespace": "ns", "name": "p"},
+             {"api_version": "v1", "plural": "pods", "namespace": "ns"}]
+    assert kd.specs_problem(specs) == (
+        "objects [1]: each needs a name or at least one label selector (without either, a delete would remove every"
+        " object of its kind); objects [0]: each needs a plural or a kind")

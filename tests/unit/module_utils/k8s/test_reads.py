@@ -10,25 +10,7 @@ import pytest
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import reads as cr
 
-
-class ScriptedApi:
-    """Answers (method, path, labelSelector) from a table; records what was asked."""
-
-    target = "kubeconfig /k, context c, host https://api"
-
-    def __init__(self, answers: dict):
-        self.answers = answers
-        self.asked: list[tuple] = []
-
-    def request(self, method, path, query=None, body=None, **_):
-        key = (method, path, (query or {}).get("labelSelector"))
-        self.asked.append((*key, body))
-        status, doc = self.answers.get(key, self.answers.get((method, path), (404, {"kind": "Status",
-                                                                                     "reason": "NotFound",
-                                                                                     "message": "not found"})))
-        if callable(doc):
-            doc = doc(body)
-        return kc.Response(status, {"Content-Type": "application/json"}, json.dumps(doc).encode())
+from scripted_api import ScriptedApi
 
 
 def item(name, uid, **status):
@@ -161,3 +143,46 @@ def test_fields_keep_only_the_paths_asked_for_in_every_item():
     assert "s3cret" not in json.dumps(out)
     with pytest.raises(cr.ReadSpecError, match="fields must be a list of dotted paths"):
         cr.survey(api, {"pods": {"api_version": "v1", "plural": "pods", "fields": "spec"}})
+
+
+PODS_PATH = "/api/v1/namespaces/ns/pods"
+
+
+def pod(name, phase, created):
+    return {"metadata": {"name": name, "creationTimestamp": created}, "status": {"phase": phase}}
+
+
+def test_a_jobs_log_is_its_succeeded_attempts_whole_log():
+    api = ScriptedApi({
+        ("GET", PODS_PATH, "job-name=bench"): (200, {"items": [pod("bench-b", "Succeeded", "2026-12-05T10:01:00Z"),
+                                                              pod("bench-c", "Failed", "2026-12-05T10:02:00Z"),
+                                                              pod("bench-a", "Failed", "2026-12-05T10:00:00Z")]}),
+    })
+    real = api.request
+
+    def text_for_logs(method, path, query=None, body=None, **kw):   # a log answers text, not JSON
+        if path.endswith("/log"):
+            api.asked.append((method, path, query, body))
+            return kc.Response(200, {"Content-Type": "text/plain"}, b"line 1\nline 2\n")
+        return real(method, path, query=query, body=body, **kw)
+
+    api.request = text_for_logs
+    out = cr.survey(api, {}, logs={"bench": {"namespace": "ns", "label_selectors": ["job-name=bench"]}})
+    assert out["logs"] == {"bench": {"pod": "bench-b", "log": "line 1\nline 2\n"}}
+    assert api.asked[-1][2] is None, "no tail or byte limit: the whole log"
+
+
+def test_no_pod_matched_is_an_empty_answer_and_a_refused_log_is_an_answer_too():
+    api = ScriptedApi({("GET", PODS_PATH, "job-name=gone"): (200, {"items": []}),
+                       ("GET", f"{PODS_PATH}/p/log"): (403, {"kind": "Status", "message": "pods \"p\" is forbidden"})})
+    out = cr.survey(api, {}, logs={"gone": {"namespace": "ns", "label_selectors": ["job-name=gone"]},
+                                   "denied": {"namespace": "ns", "name": "p", "container": "c"}})
+    assert out["logs"]["gone"] == {"pod": None, "log": ""}
+    assert out["logs"]["denied"]["status"] == 403 and "forbidden" in out["logs"]["denied"]["error"]
+    assert api.asked[-1][2] == {"container": "c"}
+
+
+def test_bad_log_specs_are_refused_all_at_once_before_the_cluster_is_asked():
+    with pytest.raises(cr.ReadSpecError, match=r"log 'x': namespace required; exactly one of name \(a pod\) and "
+                                               r"label_selectors"):
+        cr.survey(lambda: pytest.fail("the cluster was asked"), {}, logs={"x": {"name": "p", "label_selectors": ["a"]}})
