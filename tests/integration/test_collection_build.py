@@ -45,7 +45,8 @@ def test_the_tarball_holds_the_collection_and_nothing_of_the_checkout(installed)
     assert "catalog/targets.yml" in names and "plugins/module_utils/plan/build.py" in names
     assert "roles/engine/meta/argument_specs.yml" in names
     assert {"playbooks/deploy.yml", "playbooks/plan.yml"} <= set(names)
-    assert not [n for n in names if n.startswith(("kubesim/", "tests/", "collections/", ".venv/"))]
+    assert not [n for n in names if n.startswith(("kubesim/", "tests/", "collections/", "."))], \
+        "nothing of the checkout: no emulator, tests or hidden directory (virtualenvs, caches)"
     assert not set(ENTRY_POINTS) & set(names), "the root entry points are for the checkout only"
 
 
