@@ -240,6 +240,13 @@ def api_error(resp: Response, what: str) -> K8sApiError:
     return K8sApiError(resp.status, f"{what} answered {resp.status}: {message}", resp.text)
 
 
+def refuse_credentials(resp: Response, what: str, api: K8sApi) -> None:
+    """Raise on a 401: every other request with these credentials would be refused too, so no read answers."""
+    if resp.status == 401:
+        raise K8sApiError(401, f"the API server refused the credentials ({api.target}): "
+                              f"{api_error(resp, what)}", resp.text)
+
+
 def auth_params(params: dict) -> dict:
     return {k: params.get(k) for k in AUTH_ARG_SPEC if params.get(k) is not None}
 

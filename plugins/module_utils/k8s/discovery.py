@@ -10,14 +10,12 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client 
 
 def resources(api: kc.K8sApi, api_version: str, cache: dict) -> dict[str, dict]:
     """Plural -> discovery entry (``kind``, ``namespaced``...) of the resources ``api_version`` serves, subresources
-    left out. Empty when the group/version is not served or its discovery is refused; a 401 raises, since every
-    other request with these credentials would be refused too."""
+    left out. Empty when the group/version is not served or its discovery is refused, but for a 401
+    (``client.refuse_credentials``)."""
     if api_version not in cache:
         path = kc.api_prefix(api_version)
         resp = api.request("GET", path)
-        if resp.status == 401:
-            raise kc.K8sApiError(401, f"the API server refused the credentials ({api.target}): "
-                                      f"{kc.api_error(resp, f'GET {path}')}", resp.text)
+        kc.refuse_credentials(resp, f"GET {path}", api)
         served = {}
         if resp.status < 400:
             served = {r["name"]: r for r in resp.json().get("resources") or [] if "/" not in r.get("name", "/")}

@@ -112,7 +112,7 @@ def read_log(api: kc.K8sApi, spec: dict) -> dict:
         pod = pods[0]["metadata"]["name"]
     path = kc.object_path("v1", "pods", spec["namespace"], pod, "log")
     resp = api.request("GET", path, query={"container": spec["container"]} if spec["container"] else None)
-    _refuse_credentials(resp, f"GET {path}", api)
+    kc.refuse_credentials(resp, f"GET {path}", api)
     if resp.status >= 400:
         return {"pod": pod, **_refused(resp, f"GET {path}")}
     return {"pod": pod, "log": resp.text}
@@ -129,12 +129,6 @@ def validate_check(check) -> dict:
     return {k: v for k, v in check.items() if v is not None}
 
 
-def _refuse_credentials(resp: kc.Response, what: str, api: kc.K8sApi) -> None:
-    if resp.status == 401:
-        raise kc.K8sApiError(401, f"the API server refused the credentials ({api.target}): "
-                                  f"{kc.api_error(resp, what)}", resp.text)
-
-
 def _refused(resp: kc.Response, what: str) -> dict:
     return {"api_found": True, "status": resp.status, "error": str(kc.api_error(resp, what))}
 
@@ -146,7 +140,7 @@ def api_served(api: kc.K8sApi, api_version: str, plural: str, cache: dict) -> bo
 
 def _get(api: kc.K8sApi, path: str, query: dict | None = None) -> tuple[int, dict | None, kc.Response]:
     resp = api.request("GET", path, query=query)
-    _refuse_credentials(resp, f"GET {path}", api)
+    kc.refuse_credentials(resp, f"GET {path}", api)
     return resp.status, (resp.json() if resp.status < 400 else None), resp
 
 
@@ -185,7 +179,7 @@ def review_access(api: kc.K8sApi, namespace: str, checks: list[dict]) -> list[di
         resp = api.request("POST", path, body={"apiVersion": "authorization.k8s.io/v1",
                                                "kind": "SelfSubjectAccessReview",
                                                "spec": {"resourceAttributes": attributes}})
-        _refuse_credentials(resp, f"POST {path}", api)
+        kc.refuse_credentials(resp, f"POST {path}", api)
         if resp.status >= 400:
             out.append({**check, "allowed": False, "reason": str(kc.api_error(resp, f"POST {path}"))})
             continue
