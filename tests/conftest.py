@@ -147,11 +147,6 @@ def backend_namespace(backend_dynamic):
     yield from fresh_namespace(backend_dynamic)
 
 
-# ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
-# which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
-from parallel_groups import pytest_collection_modifyitems  # noqa: E402, F401
-
-
 @pytest.fixture
 def noting_interpreter(tmp_path) -> tuple[Path, Path]:
     started = tmp_path / "module-processes.log"
@@ -159,3 +154,8 @@ def noting_interpreter(tmp_path) -> tuple[Path, Path]:
     python.write_text(f'#!/bin/sh\necho "$@" >> {started}\nexec {sys.executable} "$@"\n')
     python.chmod(0o755)
     return python, started
+
+
+# ---------------------------------------------------------------------------- parallel runs (pytest-xdist)
+# which tests share a worker: tests/parallel_groups.py (a hook imported here is registered as this conftest's)
+from parallel_groups import pytest_collection_modifyitems  # noqa: E402, F401

@@ -69,8 +69,9 @@ options:
     type: str
   fail_on_refusal:
     description:
-      - Fail the task when the API refuses one of the O(reads) (for example C(403)), with the API server's answer,
-        as M(kubernetes.core.k8s_info) does. Without it a refused read is returned as an answer.
+      - Fail the task when the API refuses one of the O(reads) or O(logs) (for example C(403)), with the API server's
+        answer, as M(kubernetes.core.k8s_info) and M(kubernetes.core.k8s_log) do. Without it a refused read is
+        returned as an answer.
     type: bool
     default: false
     version_added: "0.1.0"
@@ -188,10 +189,10 @@ def work(module) -> dict:
         result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"], p["logs"])
     except cr.ReadSpecError as exc:
         raise runner.ModuleFailure(str(exc)) from None
-    refused = {name: read for name, read in result["reads"].items() if "error" in read}
+    refused = [f"read {name}: {answer['error']}" for name, answer in result["reads"].items() if "error" in answer]
+    refused += [f"log {name}: {answer['error']}" for name, answer in result.get("logs", {}).items() if "error" in answer]
     if refused and p["fail_on_refusal"]:
-        raise runner.ModuleFailure("; ".join(f"read {name}: {read['error']}" for name, read in refused.items()),
-                                   **result)
+        raise runner.ModuleFailure("; ".join(refused), **result)
     return result
 
 

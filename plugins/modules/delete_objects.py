@@ -196,9 +196,12 @@ MODULE_OPTIONS = dict(supports_check_mode=True, mutually_exclusive=[("objects", 
 
 def work(module) -> dict:
     p = module.params
-    problem = sa.definitions_problem(p["definitions"]) if p["definitions"] is not None else ""
-    specs = kd.specs_of(p["definitions"]) if p["definitions"] is not None and not problem else p["objects"] or []
-    problem = problem or kd.specs_problem(specs)
+    if p["definitions"] is not None:
+        problem = sa.definitions_problem(p["definitions"])
+        specs = [] if problem else kd.specs_of(p["definitions"])
+    else:
+        specs = p["objects"]
+        problem = kd.specs_problem(specs)
     if problem:
         raise runner.ModuleFailure(problem)
     api = kc.get_api(p)

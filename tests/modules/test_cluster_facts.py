@@ -76,3 +76,14 @@ def test_a_bad_read_is_refused_with_the_valid_keys(tmp_path, kubesim_cluster):
     (r,), _ = run_tasks(tmp_path, kubesim_cluster, [facts_task(reads={"n": {"api_version": "v1", "kind": "Node"}})])
     assert r["failed"]
     assert "read 'n'" in r["msg"] and "unknown key(s) kind" in r["msg"] and "plural" in r["msg"]
+
+
+def test_a_log_the_api_refuses_is_an_answer_or_with_fail_on_refusal_a_failure(tmp_path, kubesim_cluster,
+                                                                             k8s_namespace):
+    logs = {"gone": {"namespace": k8s_namespace, "name": "no-such-pod"},
+            "none": {"namespace": k8s_namespace, "label_selectors": ["job-name=no-such-job"]}}
+    (answered, failed), _ = run_tasks(tmp_path, kubesim_cluster, [facts_task(logs=logs),
+                                                                  facts_task(logs=logs, fail_on_refusal=True)])
+    assert not answered.get("failed") and answered["logs"]["gone"]["status"] == 404, answered
+    assert answered["logs"]["none"] == {"pod": None, "log": ""}, answered
+    assert failed["failed"] and failed["msg"].startswith("log gone: GET /api/v1/namespaces/"), failed
