@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed
 # The Dynamo runtime of the rehearsal (frontend, mocker engines) in a virtualenv of its own: requirements-dynamo.txt.
 DYNAMO_VENV := .venv-dynamo
 DYNAMO_STAMP := $(DYNAMO_VENV)/.installed
+# The exact versions each virtualenv gets (pip constraints): what `make test` last passed with. Empty: the newest
+# within requirements*.txt's ranges (what `make constraints` freezes).
+CONSTRAINTS ?= constraints.txt
+DYNAMO_CONSTRAINTS ?= constraints-dynamo.txt
 # The real Dynamo CRDs, when the shared folder is beside the checkout (CI, developer machines).
 DYNAMO_CRD_DIR ?= $(firstword $(wildcard ../shared/crds) )
 export DYNAMO_CRD_DIR
@@ -20,12 +24,13 @@ NODES ?=
 BACKEND ?= kubesim
 
 .PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean control-plane engine-parsers chromium
+	rollout-demo bench clean control-plane engine-parsers chromium constraints
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster, deploy gb300/agg, smoke-test, benchmark, report"
 	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, pytest with the molecule scenarios; builds the control plane once)"
-	@echo "make setup  - create .venv and install pinned-range requirements (idempotent)"
+	@echo "make setup  - create .venv and .venv-dynamo with the versions of constraints*.txt (idempotent)"
+	@echo "make constraints - refreeze constraints*.txt at the newest versions within requirements*.txt (then make test)"
 	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] [BACKEND=real] / make sim-stop - rehearsal clusters"
 	@echo "make control-plane - build kube-apiserver, etcd, controllers, kubectl and kwok once per machine"
 	@echo "make rollout-demo - three rehearsal clusters, progressive rollout"
@@ -33,21 +38,36 @@ help:
 
 setup: $(STAMP) $(DYNAMO_STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt kubesim/tokenizer.py
+$(STAMP): requirements.txt requirements-dev.txt $(CONSTRAINTS) kubesim/tokenizer.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
 	  { echo "Python 3.11+ is required; found $$($(PYTHON) --version 2>&1) at $(PYTHON). Set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements-dev.txt
+	$(BIN)/python -m pip install -q --upgrade pip $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
+	$(BIN)/python -m pip install -q -r requirements-dev.txt $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 	$(BIN)/python tools/prepare_tokenizer.py
 	@touch $(STAMP)
 
-$(DYNAMO_STAMP): requirements-dynamo.txt requirements-dynamo-deps.txt
+$(DYNAMO_STAMP): requirements-dynamo.txt requirements-dynamo-deps.txt $(DYNAMO_CONSTRAINTS)
 	@test -x $(DYNAMO_VENV)/bin/python || $(PYTHON) -m venv $(DYNAMO_VENV)
-	$(DYNAMO_VENV)/bin/python -m pip install -q --upgrade pip
-	$(DYNAMO_VENV)/bin/python -m pip install -q --no-deps -r requirements-dynamo.txt
-	$(DYNAMO_VENV)/bin/python -m pip install -q --no-warn-conflicts -r requirements-dynamo-deps.txt
+	$(DYNAMO_VENV)/bin/python -m pip install -q --upgrade pip $(if $(DYNAMO_CONSTRAINTS),-c $(DYNAMO_CONSTRAINTS))
+	$(DYNAMO_VENV)/bin/python -m pip install -q --no-deps -r requirements-dynamo.txt \
+	  $(if $(DYNAMO_CONSTRAINTS),-c $(DYNAMO_CONSTRAINTS))
+	$(DYNAMO_VENV)/bin/python -m pip install -q --no-warn-conflicts -r requirements-dynamo-deps.txt \
+	  $(if $(DYNAMO_CONSTRAINTS),-c $(DYNAMO_CONSTRAINTS))
 	@touch $(DYNAMO_STAMP)
+
+# Two throwaway virtualenvs installed as `make setup` does but without constraints, frozen over constraints*.txt
+# (their comment headers kept). Run `make test` before committing the result.
+FREEZE_DIR := .constraints-refresh
+freeze = { sed -n '/^\#/p' $(2); $(1)/bin/pip freeze --all --exclude-editable | grep -v '^setuptools=='; } > $(2).new && \
+	mv $(2).new $(2)
+constraints:
+	rm -rf $(FREEZE_DIR)
+	$(MAKE) --no-print-directory VENV=$(FREEZE_DIR)/dev DYNAMO_VENV=$(FREEZE_DIR)/dynamo CONSTRAINTS= DYNAMO_CONSTRAINTS= \
+	  $(FREEZE_DIR)/dev/.installed $(FREEZE_DIR)/dynamo/.installed
+	$(call freeze,$(FREEZE_DIR)/dev,constraints.txt)
+	$(call freeze,$(FREEZE_DIR)/dynamo,constraints-dynamo.txt)
+	rm -rf $(FREEZE_DIR)
 
 test: setup chromium
 	$(MAKE) --no-print-directory ruff ansible-lint doc-check control-plane pytest
