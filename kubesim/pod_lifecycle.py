@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ class PodRuntime:
     progress: int = -1
     download: SimulatedDownload | None = None
     duration: float = 0.0
+    folders: pod_env.PodFolders | None = None    # a process's own folders, while it has one
 
 
 class PodLifecycle:
@@ -237,7 +237,7 @@ class PodLifecycle:
             env = self.resolve_env(pod, c)
             hf = env.get("HF_HOME")
             rt.download = SimulatedDownload(download_repos(text), Path(hf) if hf else
-                                            self.pods_dir / m["namespace"] / m["name"] / "hf-home",
+                                            pod_env.PodFolders.of(self.pods_dir, pod).hf_home,
                                             download_failure(faults, owner_name, m["name"]))
             rt.duration = float((faults.get("slow-download") or {}).get("seconds", self.cfg.download_seconds))
             lp.write_text("", encoding="utf-8")
@@ -269,13 +269,20 @@ class PodLifecycle:
             return None
         if code is not None:
             rt.exit_code = 0 if code == 0 else (code if code > 0 else 137)
+            self._release(rt)
         return rt.exit_code
+
+    @staticmethod
+    def _release(rt: PodRuntime) -> None:
+        if rt.folders:
+            rt.folders.release_tmp()
 
     def _kill(self, rt: PodRuntime, wait: bool = False) -> None:
         """SIGTERM the pod's process group; SIGKILL after 2 s (in the background unless ``wait``:
         this runs under the store lock when a pod is deleted)."""
         proc = rt.proc
         if proc is None or proc.poll() is not None:
+            self._release(rt)
             return
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -291,6 +298,7 @@ class PodLifecycle:
                 except OSError:
                     pass
                 proc.wait()
+            self._release(rt)
 
         if wait:
             reap()
@@ -304,7 +312,7 @@ class PodLifecycle:
         return {k: self.rewrite(pod, c, v) for k, v in env.items()}
 
     def mount_map(self, pod: dict, c: dict) -> list[tuple[str, str]]:
-        ns, pname = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        ns = pod["metadata"]["namespace"]
         vols = {v["name"]: v for v in pod["spec"].get("volumes") or []}
         out = []
         for vm in c.get("volumeMounts") or []:
@@ -315,7 +323,7 @@ class PodLifecycle:
             if v.get("persistentVolumeClaim"):
                 d = self.pvc_dir(ns, v["persistentVolumeClaim"]["claimName"])
             else:
-                d = self.pods_dir / ns / pname / "volumes" / vm["name"]
+                d = pod_env.PodFolders.of(self.pods_dir, pod).volume(vm["name"])
                 pod_env.write_volume(v, ns, lambda n, s: self.store.raw_get("/secrets", n, s),
                                      lambda n, c: self.store.raw_get("/configmaps", n, c), d)
             if vm.get("subPath"):
@@ -352,26 +360,16 @@ class PodLifecycle:
         mounts = self.mount_map(pod, c)
         services = self.service_map(pod["metadata"]["namespace"])
         argv = [self.rewrite(pod, c, a, mounts, services) for a in pod_env.command_argv(c)]
-        env_extra = self.resolve_env(pod, c)
-        env_extra = {k: self.rewrite(pod, c, v, mounts, services) for k, v in env_extra.items()}
-        venv_bin = str(Path(sys.executable).parent)
-        env = {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-               "HOME": str(self.pods_dir / pod["metadata"]["namespace"] / pod["metadata"]["name"] / "home"),
-               "HOSTNAME": pod["metadata"]["name"], "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
-               "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(self.cluster.port),
-               "VIRTUAL_ENV": str(Path(sys.executable).parent.parent)}
-        env.update(env_extra)
-        if "PATH" in env_extra:
-            env["PATH"] = venv_bin + os.pathsep + env_extra["PATH"]
-        work = self.pods_dir / pod["metadata"]["namespace"] / pod["metadata"]["name"] / "work"
-        work.mkdir(parents=True, exist_ok=True)
-        Path(env["HOME"]).mkdir(parents=True, exist_ok=True)
+        resolved = {k: self.rewrite(pod, c, v, mounts, services) for k, v in self.resolve_env(pod, c).items()}
+        folders = rt.folders = pod_env.PodFolders.of(self.pods_dir, pod)
+        env = pod_env.process_env(pod, resolved, folders, api=("127.0.0.1", self.cluster.port))
         fh = open(rt.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
-            rt.proc = subprocess.Popen(argv, cwd=work, env=env, stdout=fh, stderr=subprocess.STDOUT,
+            rt.proc = subprocess.Popen(argv, cwd=folders.work, env=env, stdout=fh, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             fh.write(f"exec failed: {exc}\n".encode())
             rt.exit_code = 127
+            self._release(rt)
         finally:
             fh.close()

@@ -6,10 +6,17 @@ from __future__ import annotations
 import base64
 import os
 import re
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 Lookup = Callable[[str, str], dict | None]     # (namespace, name) -> object or None
+# Each runnable pod's /tmp, by uid: short, because a Unix socket's path holds at most 107 bytes and programs put
+# theirs in the temporary directory (AIPerf's IPC sockets), which a folder under the backend's state would exceed.
+POD_TMP_ROOT = Path(tempfile.gettempdir()) / "kubesim-pod-tmp"
 
 
 def _b64(v: str) -> str:
@@ -104,3 +111,58 @@ def write_volume(volume: dict, namespace: str, secret: Lookup, configmap: Lookup
     for key, text in data.items():
         (directory / key).write_text(text, encoding="utf-8")
         os.chmod(directory / key, 0o600)
+
+
+@dataclass(frozen=True)
+class PodFolders:
+    """A runnable pod's own folders: what a container has to itself (its home, its working directory, its /tmp)
+    and the volumes the kubelet projects for it. All but /tmp go with the backend's state; /tmp is released when
+    the pod's process ends (a restarted container starts with an empty one, as from its image)."""
+
+    root: Path
+    tmp: Path
+
+    @classmethod
+    def of(cls, base: Path, pod: dict) -> PodFolders:
+        m = pod["metadata"]
+        return cls(Path(base) / m["namespace"] / m["name"], POD_TMP_ROOT / m["uid"].replace("-", "")[:16])
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def work(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def hf_home(self) -> Path:
+        """Where a download without HF_HOME writes (the client's default lives in the pod's home)."""
+        return self.root / "hf-home"
+
+    def volume(self, name: str) -> Path:
+        return self.root / "volumes" / name
+
+    def release_tmp(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def process_env(pod: dict, resolved: dict[str, str], folders: PodFolders, api: tuple[str, int]) -> dict[str, str]:
+    """The environment a runnable pod's process starts with: what an image and the kubelet give every container
+    (PATH, HOME, HOSTNAME, locale, the API server's in-cluster address), a /tmp of its own (so that what a process
+    leaves in its temporary directory, such as AIPerf's mmap folders, neither reaches another pod nor stays in the
+    host's /tmp), then the container's own ``resolved`` environment, which wins; this Python's virtualenv stays
+    first on PATH."""
+    venv_bin = str(Path(sys.executable).parent)
+    for folder in (folders.home, folders.tmp, folders.work):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folders.home),
+           "TMPDIR": str(folders.tmp), "HOSTNAME": pod["metadata"]["name"], "LANG": "C.UTF-8",
+           "PYTHONUNBUFFERED": "1", "KUBERNETES_SERVICE_HOST": api[0], "KUBERNETES_SERVICE_PORT": str(api[1]),
+           "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
+           # the pod network is local to the backend: no proxy of the host may intercept it
+           "NO_PROXY": "*", "no_proxy": "*",
+           **resolved}
+    if "PATH" in resolved:
+        env["PATH"] = venv_bin + os.pathsep + resolved["PATH"]
+    return env

@@ -20,7 +20,6 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -114,15 +113,14 @@ class PodRunner:
         env = self._env(run, c, mounts)
         argv = [self._map(a, mounts) for a in pod_env.command_argv(c)]
         hosts = self._hosts_file(run)
-        work = self.work_dir / run.pod["metadata"]["namespace"] / run.pod["metadata"]["name"]
-        work.mkdir(parents=True, exist_ok=True)
         wrapped = [*self.netns.exec_prefix(), "sh", "-c", 'mount --bind "$0" /etc/hosts && exec "$@"', str(hosts), *argv]
         try:
-            run.proc = subprocess.Popen(wrapped, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            run.proc = subprocess.Popen(wrapped, cwd=self._folders(run.pod).work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             with open(log_path, "a") as fh:
                 fh.write(cri_line(f"exec failed: {exc}", "stderr"))
+            self._folders(run.pod).release_tmp()
             run.exit_code = 127
             return
         run.thread = threading.Thread(target=self._pump, args=(run, log_path), daemon=True)
@@ -135,12 +133,13 @@ class PodRunner:
                 fh.write(cri_line(raw.decode("utf-8", "replace")))
                 fh.flush()
         code = run.proc.wait()
+        self._folders(run.pod).release_tmp()
         run.exit_code = code if code >= 0 else 128 - code
 
     def _download(self, run: Running, c: dict, log_path: Path) -> None:
         mounts = self._mounts(run.pod, c)
-        env = self._env(run, c, mounts)
-        hf_home = Path(env.get("HF_HOME") or (self.work_dir / run.pod["metadata"]["name"] / "hf-home"))
+        env = self._resolved(run, c, mounts)          # a simulated download starts no process
+        hf_home = Path(env.get("HF_HOME") or self._folders(run.pod).hf_home)
         owners = [r.get("name", "") for r in run.pod["metadata"].get("ownerReferences") or []]
         download = SimulatedDownload(download_repos(self._text(c)), hf_home,
                                      download_failure(self.faults, *owners, run.pod["metadata"]["name"]))
@@ -166,6 +165,8 @@ class PodRunner:
                     os.killpg(run.proc.pid, signal.SIGKILL)
                 except OSError:
                     pass
+        if run.proc:
+            self._folders(run.pod).release_tmp()     # the pump's thread may not outlive a backend that stops
 
     # ---------------------------------------------------------------- the pod's view
     def _report(self, run: Running) -> None:
@@ -209,7 +210,7 @@ class PodRunner:
                 pv = self.kube.get("v1", "PersistentVolume", (pvc.get("spec") or {}).get("volumeName", "")) or {}
                 host = ((pv.get("spec") or {}).get("hostPath") or {}).get("path")
             else:
-                host = str(self.work_dir / ns / pod["metadata"]["name"] / "volumes" / vm["name"])
+                host = str(self._folders(pod).volume(vm["name"]))
                 pod_env.write_volume(volume, ns, lambda n, s: self.kube.get("v1", "Secret", s, n),
                                      lambda n, c: self.kube.get("v1", "ConfigMap", c, n), Path(host))
             if host:
@@ -224,22 +225,18 @@ class PodRunner:
             s = re.sub(r"(?<![\w.-])" + re.escape(mp) + r"(?=/|$|[^\w.-])", lambda _m, d=d: d, s)
         return s
 
-    def _env(self, run: Running, c: dict, mounts) -> dict[str, str]:
+    def _resolved(self, run: Running, c: dict, mounts) -> dict[str, str]:
+        """The container's own environment, its paths mapped onto the host's folders."""
         env = pod_env.container_env(run.pod, c, lambda ns, n: self.kube.get("v1", "Secret", n, ns),
                                     lambda ns, n: self.kube.get("v1", "ConfigMap", n, ns), pod_ip=run.ip)
-        venv_bin = str(Path(sys.executable).parent)
-        home = self.work_dir / run.pod["metadata"]["namespace"] / run.pod["metadata"]["name"] / "home"
-        home.mkdir(parents=True, exist_ok=True)
-        base = {"PATH": venv_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-                "HOSTNAME": run.pod["metadata"]["name"], "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
-                "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
-                "VIRTUAL_ENV": str(Path(sys.executable).parent.parent),
-                # the pod network is this namespace: no proxy may intercept it
-                "NO_PROXY": "*", "no_proxy": "*"}
-        mapped = {k: self._map(v, mounts) for k, v in env.items()}
-        if "PATH" in mapped:
-            mapped["PATH"] = venv_bin + os.pathsep + mapped["PATH"]
-        return {**base, **mapped}
+        return {k: self._map(v, mounts) for k, v in env.items()}
+
+    def _env(self, run: Running, c: dict, mounts) -> dict[str, str]:
+        return pod_env.process_env(run.pod, self._resolved(run, c, mounts), self._folders(run.pod),
+                                   api=("10.96.0.1", 443))
+
+    def _folders(self, pod: dict) -> pod_env.PodFolders:
+        return pod_env.PodFolders.of(self.work_dir, pod)
 
     def _hosts_file(self, run: Running) -> Path:
         """Service names resolved to the pods that serve them (there is no kube-proxy or DNS here)."""
@@ -254,7 +251,7 @@ class PodRunner:
                 continue
             names = [f"{svc}.{sns}.svc.cluster.local", f"{svc}.{sns}.svc", f"{svc}.{sns}"] + ([svc] if sns == ns else [])
             lines.append(f"{ready[0]} {' '.join(names)}")
-        path = self.work_dir / ns / run.pod["metadata"]["name"] / "hosts"
+        path = self._folders(run.pod).root / "hosts"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(lines) + "\n")
         return path

@@ -52,6 +52,13 @@ def dgd_body(name, *, gpus="4", product="NVIDIA-GB300", replicas=1, pvc="shared-
                 worker]}}
 
 
+def job_body(name, script, image="python:3.12-slim", **spec):
+    """A Job of one pod that runs ``script`` in a shell and is not retried (an image the backends run for real)."""
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+            "spec": {"backoffLimit": 0, **spec, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "main", "image": image, "command": ["/bin/sh", "-c", script]}]}}}}
+
+
 def pvc_body(name="shared-model-cache", sc=None, mode="ReadWriteMany"):
     spec = {"accessModes": [mode], "resources": {"requests": {"storage": "100Gi"}}}
     if sc is not None:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import cond, dgd_body, pvc_body, wait_for
+from helpers import cond, dgd_body, job_body, pvc_body, wait_for
 from kubernetes.client import CoreV1Api
 from kubernetes.dynamic.exceptions import ApiException
 
@@ -21,12 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 def res(dyn, api_version, kind):
     return dyn.resources.get(api_version=api_version, kind=kind)
-
-
-def job_body(name, script, image="python:3.12-slim", **spec):
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
-            "spec": {"backoffLimit": 0, **spec, "template": {"spec": {"restartPolicy": "Never", "containers": [
-                {"name": "main", "image": image, "command": ["/bin/sh", "-c", script]}]}}}}
 
 
 def ready_dgd(dyn, ns, name, **kw):
