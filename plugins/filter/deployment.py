@@ -95,14 +95,15 @@ def storage_class_choice(storage_classes, named, rwx_provisioners, cluster):
 
 
 def download_job(plan, namespace, source=None, image=None, s3_image=None, parallelism=1, max_workers=16,
-                 verify=True):
+                 verify=True, retries=model_transfer.DOWNLOAD_RETRIES):
     plan = _require_plan(plan, "download_job")
     ns = _require_namespace(namespace, "download_job")
     try:
         return render.download_job(plan, ns, image or model_transfer.DOWNLOAD_IMAGE, source=source or None,
                                    s3_image=s3_image or model_transfer.S3_IMAGE,
                                    parallelism=_int(parallelism, "parallelism", "download_job"),
-                                   max_workers=_int(max_workers, "max_workers", "download_job"), verify=bool(verify))
+                                   max_workers=_int(max_workers, "max_workers", "download_job"), verify=bool(verify),
+                                   retries=_int(retries, "retries", "download_job"))
     except model_transfer.SourceError as exc:
         raise AnsibleFilterError(f"download_job: model_cache_source refused: {exc}.") from exc
 

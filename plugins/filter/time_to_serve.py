@@ -19,9 +19,9 @@ def _plan(plan, name: str) -> dict:
     return plan
 
 
-def model_cache_source(source, parallelism=1):
+def model_cache_source(source, parallelism=1, retries=model_transfer.DOWNLOAD_RETRIES):
     try:
-        return model_transfer.model_source(source, int(parallelism))
+        return model_transfer.model_source(source, int(parallelism), int(retries))
     except (model_transfer.SourceError, ValueError) as exc:
         problems = getattr(exc, "problems", [str(exc)])
         raise AnsibleFilterError(

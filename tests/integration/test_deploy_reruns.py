@@ -15,6 +15,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 GB300_AGG = ["-e", "sku=gb300", "-e", "mode=agg"]
 DGD_NAME = "muse-spark-sglang-aggregate-gb300"
 REPO_ID = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
+# One retry per attempt: a failed pod is still replaced within the Job (on the real backend after the real Job
+# controller's 10 s backoff), without the further 20 s and 40 s of the default three, which these tests do not read.
+ONE_RETRY = {"model_cache_download_retries": 1}
 
 
 def download_pods(env) -> dict[str, str]:
@@ -35,7 +38,7 @@ def job(env) -> dict | None:
 
 def test_a_rerun_after_a_failed_download_resumes_it_and_keeps_the_failed_logs_until_it_succeeds(
         deploy_env, backend_cluster):
-    env = deploy_env(cluster=backend_cluster, prefix="rerun", model_cache_poll_seconds=1)
+    env = deploy_env(cluster=backend_cluster, prefix="rerun", model_cache_poll_seconds=1, **ONE_RETRY)
     backend_cluster.fault("download-fail", reason="disk-full", at=40)
 
     first = env.run("deploy.yml", *GB300_AGG)
@@ -46,6 +49,7 @@ def test_a_rerun_after_a_failed_download_resumes_it_and_keeps_the_failed_logs_un
     assert "No space left on device" in flat and "40%" in flat, flat[-3000:]
     assert get(env.dyn, *DGD, DGD_NAME, env.namespace) is None   # no worker started
     attempt_1 = job(env)["metadata"]["uid"]
+    assert list(download_pods(env).values()).count(attempt_1) == 2     # the failed pod and its one retry
 
     # the cause is still there: a second attempt fails too, and the first attempt's pods are still readable
     second = env.run("deploy.yml", *GB300_AGG)
@@ -74,7 +78,7 @@ def test_a_rerun_after_a_failed_download_resumes_it_and_keeps_the_failed_logs_un
 
 
 def test_a_download_of_a_repository_that_does_not_exist_is_not_attempted_again(deploy_env, backend_cluster):
-    env = deploy_env(cluster=backend_cluster, prefix="norepo", model_cache_poll_seconds=1)
+    env = deploy_env(cluster=backend_cluster, prefix="norepo", model_cache_poll_seconds=1, **ONE_RETRY)
     backend_cluster.fault("download-fail", reason="not-found")
     first = env.run("deploy.yml", *GB300_AGG)
     assert first.rc != 0 and "RepositoryNotFoundError" in first.stdout

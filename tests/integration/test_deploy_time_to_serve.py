@@ -66,8 +66,10 @@ def test_a_bad_model_source_is_refused_before_anything_is_created(slow_cluster, 
     env = DeployEnv(slow_cluster, ns, write_inventory(tmp_path / "inv.yml", slow_cluster.kubeconfig,
                                                        slow_cluster.context, ns), slow_cluster.dynamic())
     run = env.run("deploy.yml", "-e", "sku=gb300", "-e", "mode=agg",
-                  "-e", '{"model_cache_source": {"type": "s3", "bucket": "weights", "region": "eu"}}')
+                  "-e", '{"model_cache_source": {"type": "s3", "bucket": "weights", "region": "eu"}}',
+                  "-e", "model_cache_download_retries=-1")
     assert run.rc != 0
-    assert "model_cache_source refused (2 problems)" in run.output
+    assert "model_cache_source refused (3 problems)" in run.output
     assert "needs secret" in run.output and "must be an s3:// URL" in run.output
+    assert "model_cache_download_retries=-1 must be 0" in run.output
     assert get(env.dyn, "v1", "Namespace", ns) is None

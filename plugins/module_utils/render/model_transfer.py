@@ -49,9 +49,9 @@ class SourceError(ValueError):
         super().__init__("; ".join(problems))
 
 
-def model_source(raw, parallelism: int = 1) -> dict:
+def model_source(raw, parallelism: int = 1, retries: int = DOWNLOAD_RETRIES) -> dict:
     """``model_cache_source`` normalised (``None`` or ``{}`` is the Hub), or SourceError naming every broken
-    field with the valid choices."""
+    field, and the download settings that do not fit it, with the valid choices."""
     if raw in (None, "", {}):
         raw = {"type": "hub"}
     if isinstance(raw, str):
@@ -81,6 +81,8 @@ def model_source(raw, parallelism: int = 1) -> dict:
     if int(parallelism) > 1 and kind not in ("hub", "mirror"):
         problems.append(f"model_cache_download_parallelism={parallelism} splits the shards of a Hub download; "
                         f"a {kind} source takes 1")
+    if int(retries) < 0:
+        problems.append(f"model_cache_download_retries={retries} must be 0 (fail at the first failed pod) or more")
     if problems:
         raise SourceError(problems)
     return source
@@ -157,10 +159,11 @@ def _adopt_script(repos: list[str], claim: str, mount: str) -> str:
 
 def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source: dict | None = None,
                  image: str = DOWNLOAD_IMAGE, s3_image: str = S3_IMAGE, parallelism: int = 1,
-                 max_workers: int = 16, verify: bool = True) -> dict:
+                 max_workers: int = 16, verify: bool = True, retries: int = DOWNLOAD_RETRIES) -> dict:
     """The model-download Job for ``source`` (see model_source). ``meta`` is its metadata, ``cache_volume``
-    the PVC volume it writes into (render supplies both, as for every object)."""
-    source = model_source(source, parallelism)
+    the PVC volume it writes into (render supplies both, as for every object). ``retries``: pods started
+    again after a failed one, per download pod (a claim adopted as it is has nothing to retry)."""
+    source = model_source(source, parallelism, retries)
     mount = plan["model_cache"]["mount_path"]
     repos = plan["model_cache"]["downloads"]
     pods = max(1, int(parallelism))
@@ -205,10 +208,10 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
     if env_from:
         container["envFrom"] = env_from
     spec: dict = {
-        # A failed pod is replaced and carries on from what is already on the PVC. Three retries: the Job
-        # controller waits 10 s, 20 s, 40 s between them, so a download that cannot succeed (a wrong token,
+        # A failed pod is replaced and carries on from what is already on the PVC. Three retries by default: the
+        # Job controller waits 10 s, 20 s, 40 s between them, so a download that cannot succeed (a wrong token,
         # a missing repository) fails in about a minute and a half instead of the ~11 minutes of six.
-        "backoffLimit": DOWNLOAD_RETRIES if kind in ("hub", "mirror", "s3") else 0,
+        "backoffLimit": int(retries) if kind in ("hub", "mirror", "s3") else 0,
         "completions": pods,
         "parallelism": pods,
         "template": {
@@ -218,7 +221,7 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
     }
     if pods > 1:
         spec["completionMode"] = "Indexed"
-        spec["backoffLimit"] = DOWNLOAD_RETRIES * pods
+        spec["backoffLimit"] = int(retries) * pods
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
 
 

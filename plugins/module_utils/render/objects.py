@@ -132,12 +132,12 @@ def trace_stage_job(plan: dict, ns: str, url: str, sha256: str, image: str) -> d
 
 def download_job(plan: dict, ns: str, image: str = model_transfer.DOWNLOAD_IMAGE, *, source: dict | None = None,
                  s3_image: str = model_transfer.S3_IMAGE, parallelism: int = 1, max_workers: int = 16,
-                 verify: bool = True) -> dict:
+                 verify: bool = True, retries: int = model_transfer.DOWNLOAD_RETRIES) -> dict:
     """The model-download Job (model_transfer.download_job): from the Hub by default, or a mirror, a bucket,
     or an existing claim adopted as it is."""
     return model_transfer.download_job(
         plan, ns, _meta(model_transfer.DOWNLOAD_JOB, ns, cache_labels(plan)), _cache_volume(plan), source=source, image=image,
-        s3_image=s3_image, parallelism=parallelism, max_workers=max_workers, verify=verify)
+        s3_image=s3_image, parallelism=parallelism, max_workers=max_workers, verify=verify, retries=retries)
 
 
 def prepull_job(plan: dict, ns: str, nodes: int, deadline_s: int = 3600) -> dict:

@@ -68,11 +68,20 @@ def test_an_adopted_claim_is_only_checked():
         == "my-weights"
 
 
+def test_retries_are_the_jobs_backoff_limit_per_download_pod():
+    assert render.download_job(PLAN, "muse", retries=0)["spec"]["backoffLimit"] == 0
+    assert render.download_job(PLAN, "muse", retries=5)["spec"]["backoffLimit"] == 5
+    assert render.download_job(PLAN, "muse", retries=2, parallelism=4)["spec"]["backoffLimit"] == 8
+    with pytest.raises(mt.SourceError, match="model_cache_download_retries=-2 must be 0"):
+        render.download_job(PLAN, "muse", retries=-2)
+
+
 def test_every_broken_source_field_at_once():
     with pytest.raises(mt.SourceError) as exc:
-        mt.model_source({"type": "s3", "bucket": "weights", "bogus": 1}, parallelism=2)
+        mt.model_source({"type": "s3", "bucket": "weights", "bogus": 1}, parallelism=2, retries=-1)
     text = str(exc.value)
-    for part in ("takes no bogus", "needs secret", "must be an s3:// URL", "a s3 source takes 1"):
+    for part in ("takes no bogus", "needs secret", "must be an s3:// URL", "a s3 source takes 1",
+                 "model_cache_download_retries=-1 must be 0"):
         assert part in text
     with pytest.raises(mt.SourceError, match="valid: hub, mirror, s3, pvc"):
         mt.model_source({"type": "ftp"})
