@@ -80,11 +80,13 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
 def test_download_job_failure_is_the_real_job_controllers(real_cluster, real_dyn, real_env, playbook):
     ns, inv = real_env
     real_cluster.fault("job-fail", pattern="model-download")
-    run = playbook("deploy.yml", "-i", str(inv), *GB300_AGG)
+    # one retry: the real Job controller replaces the failed pod once (after its 10 s backoff), then gives up
+    run = playbook("deploy.yml", "-i", str(inv), *GB300_AGG, "-e", "model_cache_download_retries=1")
     failed(run, "Job model-download failed after", "BackoffLimitExceeded",
            "kubesim injected failure (fault job-fail)")
     job = get(real_dyn, "batch/v1", "Job", "model-download", ns)
     assert any(c["type"] == "Failed" and c["reason"] == "BackoffLimitExceeded" for c in job["status"]["conditions"])
+    assert job["status"].get("failed") == 2                          # the first pod and its one retry
     assert get(real_dyn, *DGD, DGD_NAME, ns) is None
 
 
