@@ -16,7 +16,8 @@ from pathlib import Path
 Lookup = Callable[[str, str], dict | None]     # (namespace, name) -> object or None
 # Each runnable pod's /tmp, by uid: short, because a Unix socket's path holds at most 107 bytes and programs put
 # theirs in the temporary directory (AIPerf's IPC sockets), which a folder under the backend's state would exceed.
-POD_TMP_ROOT = Path(tempfile.gettempdir()) / "kubesim-pod-tmp"
+# One root per user: another user's rehearsal on the same machine could not write into this one's.
+POD_TMP_ROOT = Path(tempfile.gettempdir()) / f"kubesim-pod-tmp-{os.getuid()}"
 
 
 def _b64(v: str) -> str:
