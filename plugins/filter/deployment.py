@@ -103,7 +103,7 @@ def download_job(plan, namespace, source=None, image=None, s3_image=None, parall
                                    s3_image=s3_image or model_transfer.S3_IMAGE,
                                    parallelism=_int(parallelism, "parallelism", "download_job"),
                                    max_workers=_int(max_workers, "max_workers", "download_job"), verify=bool(verify),
-                                   retries=_int(retries, "retries", "download_job"))
+                                   retries=_int(retries, "retries", "download_job", minimum=0))
     except model_transfer.SourceError as exc:
         raise AnsibleFilterError(f"download_job: model_cache_source refused: {exc}.") from exc
 
@@ -119,13 +119,14 @@ def plan_report(plan):
     return _plan_report(_require_plan(plan, "plan_report"))
 
 
-def _int(value, name, filter_name):
+def _int(value, name, filter_name, minimum=1):
     try:
         number = int(value)
     except (TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"{filter_name}: {name} must be a whole number, got {value!r}.") from exc
-    if number <= 0:
-        raise AnsibleFilterError(f"{filter_name}: {name} must be positive, got {number}.")
+    if number < minimum:
+        raise AnsibleFilterError(f"{filter_name}: {name} must be {'positive' if minimum == 1 else f'at least {minimum}'}"
+                                 f", got {number}.")
     return number
 
 
