@@ -1,7 +1,7 @@
-"""Which tests share a pytest-xdist worker (`make test` runs pytest with `-n 2 --dist loadgroup`).
+"""Which tests share a pytest-xdist worker (`make test` runs pytest with `-n <cores + 1, at most 4> --dist loadgroup`).
 
-Much of a rehearsal is waiting (for a rollout, a Job, a load delay), so a second worker fills the idle
-core. Each worker starts its own session clusters, so the groups keep together what shares an expensive
+Much of a rehearsal is waiting (for a rollout, a Job, a load delay), so an extra worker fills the idle
+time. Each worker starts its own session clusters, so the groups keep together what shares an expensive
 cluster:
 
 * every test on the session's real control plane in one group (one real cluster per run, not two);
