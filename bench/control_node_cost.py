@@ -81,9 +81,7 @@ def run_playbook(label: str, playbook: str, inventory: Path, log: Path, work: Pa
 
 def created_objects(cluster) -> list[dict]:
     """The objects the first deploy created, as an apply would send them."""
-    from kubernetes import dynamic
-
-    client = dynamic.DynamicClient(cluster.api_client())
+    client = cluster.dynamic()
     kinds = [("v1", "Namespace"), ("v1", "Secret"), ("v1", "PersistentVolumeClaim"), ("batch/v1", "Job"),
              ("v1", "Service"), ("nvidia.com/v1beta1", "DynamoGraphDeployment")]
     out = []

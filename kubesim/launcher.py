@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .dynamic_client import dynamic_client
+
 DEFAULT_STATE_DIR = ".kubesim"
 BACKENDS = ("kubesim", "real")
 
@@ -101,10 +103,10 @@ class Cluster:
 
         return config.new_client_from_config(config_file=self.kubeconfig, context=self.context)
 
-    def dynamic(self):
-        from kubernetes.dynamic import DynamicClient
-
-        return DynamicClient(self.api_client())
+    def dynamic(self, api_client=None):
+        """A DynamicClient (on this cluster's default context, or on ``api_client``) whose discovery cache stays
+        beside the kubeconfig, in the cluster set's state directory."""
+        return dynamic_client(api_client or self.api_client(), Path(self.kubeconfig).parent)
 
     def wait_up(self, timeout: float = 30) -> None:
         deadline = time.time() + timeout

@@ -57,12 +57,6 @@ def without_faults(cluster):
     cluster.clear_faults()
 
 
-def dynamic_client(api_client):
-    from kubernetes.dynamic import DynamicClient
-
-    return DynamicClient(api_client)
-
-
 def fresh_namespace(dyn):
     """A namespace of its own for one test, deleted after it."""
     name = "t-" + uuid.uuid4().hex[:8]
@@ -86,8 +80,8 @@ def k8s_client(kubesim_cluster):
 
 
 @pytest.fixture(scope="session")
-def k8s_dynamic(k8s_client):
-    return dynamic_client(k8s_client)
+def k8s_dynamic(kubesim_cluster, k8s_client):
+    return kubesim_cluster.dynamic(k8s_client)
 
 
 @pytest.fixture
@@ -138,8 +132,8 @@ def backend_client(backend_cluster):
 
 
 @pytest.fixture(scope="session")
-def backend_dynamic(backend_client):
-    return dynamic_client(backend_client)
+def backend_dynamic(backend_cluster, backend_client):
+    return backend_cluster.dynamic(backend_client)
 
 
 @pytest.fixture

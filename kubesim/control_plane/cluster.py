@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from .. import platform_crds
+from ..dynamic_client import dynamic_client
 from ..faults import FAULTS as FAULT_TABLE
 from ..faults import REFUSED_ON_REAL
 from ..inventory import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
@@ -246,10 +247,8 @@ class RealCluster:
         Prometheus pod reads them from its mounted token."""
         if not self.config.prometheus_interval:
             return None
-        from kubernetes.dynamic import DynamicClient
-
         assert self.pki
-        dyn = DynamicClient(self.client())
+        dyn = dynamic_client(self.client(), self.dir)
         for obj in yaml.safe_load_all((HERE / "platform-monitoring.yaml").read_text()):
             if obj:
                 _apply(dyn, obj)
@@ -323,9 +322,7 @@ class RealCluster:
         return config.new_client_from_config_dict(self._kubeconfig(self.server))
 
     def bootstrap(self) -> None:
-        from kubernetes.dynamic import DynamicClient
-
-        dyn = DynamicClient(self.client())
+        dyn = dynamic_client(self.client(), self.dir)
         catalog = load_catalog(self.config.catalog)
         for path in [*self._crd_files(), str(build.kwok_crd("logs"))]:
             crd = yaml.safe_load(Path(path).read_text())
@@ -457,7 +454,7 @@ class StandIns:
         from ..standins.runner import PodRunner
         from ..standins.served_profiles import REHEARSAL_HF_HOME, rehearsal_profiles
 
-        kube = self.kube = Kube(api_client, "kubesim-standins")
+        kube = self.kube = Kube(api_client, "kubesim-standins", cache_dir=self.state_dir)
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
         runtime = None

@@ -43,11 +43,11 @@ class Kube(EventRecorder):
     their CPU), and a list asked for twice in one reconcile pass (pods by the kubelet, the operator and the
     frontends) is read once; a write drops what was read of its kind."""
 
-    def __init__(self, api_client, component: str):
-        from kubernetes.dynamic import DynamicClient
+    def __init__(self, api_client, component: str, cache_dir):
+        from ..dynamic_client import dynamic_client
 
         self.api_client = api_client
-        self.dyn = DynamicClient(api_client)
+        self.dyn = dynamic_client(api_client, cache_dir)
         self.component = component
         self._emitted: set[tuple] = set()
         self._pass_lists: dict[tuple, list[dict]] = {}

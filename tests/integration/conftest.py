@@ -107,7 +107,6 @@ def real_dyn(real_cluster):
 def team_dyn(real_cluster):
     """The namespace-scoped deployer's view (ServiceAccount token bound to `edit` in team-a)."""
     from kubernetes import config
-    from kubernetes.dynamic import DynamicClient
 
-    return DynamicClient(config.new_client_from_config(config_file=real_cluster.kubeconfig,
-                                                       context=real_cluster.team_context))
+    return real_cluster.dynamic(config.new_client_from_config(config_file=real_cluster.kubeconfig,
+                                                              context=real_cluster.team_context))
