@@ -2,7 +2,7 @@
 
 Left to its default, the client caches discovery in the host's temporary directory, one file per API server
 address. A rehearsal cluster listens on a new port each time it starts, so every cluster of every test run left
-a file behind there for good (734 on the development machine after a few days). Kept in the cluster's state
+a file behind there for good (567 on the development machine after a few days). Kept in the cluster's state
 directory, the cache goes with the cluster; keyed by address as the client does it, so the clusters of a set
 that share a directory do not read each other's."""
 
