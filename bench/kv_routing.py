@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             summary, metrics = mocker_live.serve_and_replay(
                 with_router(procs, mode), REHEARSAL_TRACE, served=REHEARSAL_MODEL, tokenizer=REHEARSAL_MODEL,
                 workers=engines.workers, hf_home=profiles.hf_home, concurrency=concurrency,
-                request_count=profiles.request_count, aiperf=profiles.aiperf,
+                request_count=profiles.request_count,
                 metrics_ports=(mocker_live.PORT, *range(WORKER_METRICS, WORKER_METRICS + engines.workers)))
             runs.append({
                 "hit": hit_rate([metrics[p] for p in metrics if p != mocker_live.PORT]),

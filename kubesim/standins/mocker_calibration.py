@@ -160,32 +160,27 @@ def replay_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Pat
     return measure
 
 
-def cache_key(figures: PublishedFigures, trace_path: Path, engines: Engines, live_requests: int | None,
-              live_client: dict | None = None) -> str:
-    """What a profile depends on; ``live_requests`` is the number of requests a live round serves and
-    ``live_client`` how its client runs (None without a live stage): a longer run, or one that ramps its load up,
-    lands the scales elsewhere, so it is a different profile."""
+def cache_key(figures: PublishedFigures, trace_path: Path, engines: Engines, live_requests: int | None) -> str:
+    """What a profile depends on; ``live_requests`` is the number of requests a live round serves (None without a
+    live stage): a longer live run lands the scales elsewhere, so it is a different profile."""
     digest = hashlib.sha256(json.dumps({
         "version": VERSION, "figures": asdict(figures), "trace": hashlib.sha256(trace_path.read_bytes()).hexdigest(),
-        "engines": asdict(engines), "live_requests": live_requests, "live_client": live_client},
-        sort_keys=True).encode())
+        "engines": asdict(engines), "live_requests": live_requests}, sort_keys=True).encode())
     return digest.hexdigest()[:24]
 
 
 def calibrated_profile(figures: PublishedFigures, trace_path: Path, engines: Engines, *, python: str,
                        cache_dir: Path = DEFAULT_CACHE, measure: Measure | None = None,
-                       live: Measure | None = None, live_requests: int | None = None,
-                       live_client: dict | None = None) -> Path:
+                       live: Measure | None = None, live_requests: int | None = None) -> Path:
     """The calibrated profile (NPZ) for a target whose workers run ``engines``, from the cache when it is there.
     The replay (``measure``) finds the scales cheaply; ``live`` (the served runtime with a real client, see
     ``mocker_live``), when given, corrects them for what the replay leaves out (the frontend, the client, this
-    machine's load) in a few more rounds; ``live_requests`` says how many requests each of its rounds serves and
-    ``live_client`` how its client runs (both part of the cache key)."""
+    machine's load) in a few more rounds; ``live_requests`` says how many requests each of its rounds serves."""
     trace_path = Path(trace_path)
     trace = TraceShape.from_file(trace_path)
     if (live is None) != (live_requests is None):
         raise ValueError("a live stage needs its request count (live_requests), and only a live stage has one")
-    key = cache_key(figures, trace_path, engines, live_requests, live_client)
+    key = cache_key(figures, trace_path, engines, live_requests)
     profile, record = Path(cache_dir) / f"{key}.npz", Path(cache_dir) / f"{key}.json"
     if profile.is_file() and record.is_file():
         return profile
@@ -213,6 +208,5 @@ def calibrated_profile(figures: PublishedFigures, trace_path: Path, engines: Eng
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
     mocker_profile.write(profile, figures, trace, result.scales)
     record.write_text(json.dumps({"figures": asdict(figures), "engines": asdict(engines),
-                                  "live_requests": live_requests, "live_client": live_client,
                                   "scales": asdict(result.scales), "stages": stages}, indent=2) + "\n")
     return profile

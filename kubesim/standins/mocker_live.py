@@ -19,7 +19,6 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..control_plane.netns import call_inside
@@ -28,20 +27,10 @@ from . import mocker_profile
 from .mocker_profile import PublishedFigures, Scales, TraceShape
 
 PORT = 8000
+# The rehearsal inventory's AIPerf settings (inventories/local/group_vars/dynamo_clusters/rehearsal.yml).
+AIPERF_WORKERS = 2
+AIPERF_EXTRA = ("--no-gpu-telemetry", "--no-server-metrics")
 Processes = Callable[[Path], list]   # profile path -> the RuntimeProcesses serving on 127.0.0.1:PORT
-
-
-@dataclass(frozen=True)
-class AIPerfSettings:
-    """How the benchmark Job runs AIPerf besides the trace and the load (``benchmark_workers_max`` and
-    ``benchmark_aiperf_extra_args``), so a live measure makes the run the benchmark makes: a concurrency ramp, for
-    one, moves the median TTFT by half."""
-
-    workers_max: int = 2
-    extra_args: tuple[str, ...] = ()
-
-
-DEFAULT_AIPERF = AIPerfSettings()
 
 
 def aiperf_binary() -> str:
@@ -50,14 +39,14 @@ def aiperf_binary() -> str:
 
 
 def aiperf_args(served: str, tokenizer: str, trace_path: Path, concurrency: int, request_count: int,
-                artifact_dir: Path, settings: AIPerfSettings) -> list[str]:
+                artifact_dir: Path) -> list[str]:
     """The benchmark Job's profiling run (render.aiperf_job), against the frontend on this namespace's loopback."""
     return ["profile", "-m", served, "--tokenizer", tokenizer, "--url", f"http://127.0.0.1:{PORT}",
             "--endpoint-type", "chat", "--streaming", "--ui-type", "none", "--input-file", str(trace_path),
             "--custom-dataset-type", "mooncake_trace", "--request-count", str(request_count),
             "--prompt-input-tokens-block-size", "512", "--use-server-token-count", "--extra-inputs", "ignore_eos:true",
-            "--concurrency", str(concurrency), "--workers-max", str(settings.workers_max), "--random-seed", "42",
-            "--artifact-dir", str(artifact_dir), *settings.extra_args]
+            "--concurrency", str(concurrency), "--workers-max", str(AIPERF_WORKERS), "--random-seed", "42",
+            "--artifact-dir", str(artifact_dir), *AIPERF_EXTRA]
 
 
 def medians(summary: dict) -> dict:
@@ -68,8 +57,8 @@ def medians(summary: dict) -> dict:
 
 
 def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenizer: str, workers: int, hf_home: Path,
-                     concurrency: int, request_count: int, aiperf: AIPerfSettings = DEFAULT_AIPERF,
-                     metrics_ports: tuple[int, ...] = (), timeout_s: float = 600.0) -> tuple[dict, dict[int, str]]:
+                     concurrency: int, request_count: int, metrics_ports: tuple[int, ...] = (),
+                     timeout_s: float = 600.0) -> tuple[dict, dict[int, str]]:
     """Serve ``processes`` (on 127.0.0.1:PORT) in a network namespace made for them, replay ``trace_path`` with
     AIPerf at ``concurrency``; return AIPerf's summary and the ``/metrics`` text of each of ``metrics_ports``
     read right after the run (the components' own figures)."""
@@ -87,7 +76,7 @@ def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenize
             env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
             done = subprocess.run(["ip", "netns", "exec", ns, aiperf_binary(),
                                    *aiperf_args(served, tokenizer, trace_path, concurrency, request_count,
-                                                work / "aiperf", aiperf)],
+                                                work / "aiperf")],
                                   env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
             summary_path = work / "aiperf" / "profile_export_aiperf.json"
             if done.returncode != 0 or not summary_path.is_file():
@@ -110,7 +99,7 @@ def _read_metrics(port: int) -> str:
 
 def live_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Path, processes: Processes, *,
                  served: str, tokenizer: str, workers: int, hf_home: Path, request_count: int,
-                 aiperf: AIPerfSettings = DEFAULT_AIPERF, timeout_s: float = 600.0) -> Callable[[Scales], dict]:
+                 timeout_s: float = 600.0) -> Callable[[Scales], dict]:
     """``measure`` for ``mocker_calibration.calibrate``: serve the target with a profile of the given scales and
     replay ``trace_path`` through it with AIPerf at the published concurrency."""
 
@@ -122,7 +111,7 @@ def live_measure(figures: PublishedFigures, trace: TraceShape, trace_path: Path,
             try:
                 summary, _ = serve_and_replay(processes(profile), trace_path, served=served, tokenizer=tokenizer,
                                               workers=workers, hf_home=hf_home, concurrency=figures.concurrency,
-                                              request_count=request_count, aiperf=aiperf, timeout_s=timeout_s)
+                                              request_count=request_count, timeout_s=timeout_s)
             except RuntimeError as exc:
                 raise CalibrationError(str(exc)) from exc
         return medians(summary)

@@ -32,14 +32,12 @@ REHEARSAL_TRACE = REPO_ROOT / "inventories" / "rehearsal-data" / "agentic-rehear
 REHEARSAL_SETTINGS = REPO_ROOT / "inventories" / "local" / "group_vars" / "dynamo_clusters" / "rehearsal.yml"
 
 
-def rehearsal_benchmark() -> tuple[int, mocker_live.AIPerfSettings]:
-    """How the rehearsal's benchmark runs (the rehearsal inventory says): how many requests of the trace it replays,
-    and its AIPerf settings, so that calibration measures the run the benchmark makes."""
+def rehearsal_request_count() -> int:
+    """How many requests of the trace the rehearsal's benchmark replays (the rehearsal inventory says), so that
+    calibration measures the run the benchmark makes."""
     import yaml
 
-    settings = yaml.safe_load(REHEARSAL_SETTINGS.read_text())
-    return int(settings["benchmark_request_count"]), mocker_live.AIPerfSettings(
-        int(settings["benchmark_workers_max"]), tuple(str(a) for a in settings["benchmark_aiperf_extra_args"]))
+    return int(yaml.safe_load(REHEARSAL_SETTINGS.read_text())["benchmark_request_count"])
 
 
 def rehearsal_model_path() -> Path:
@@ -53,9 +51,7 @@ def rehearsal_model_path() -> Path:
 
 
 def rehearsal_profiles(**kwargs) -> Profiles:
-    request_count, aiperf = rehearsal_benchmark()
-    kwargs.setdefault("request_count", request_count)
-    kwargs.setdefault("aiperf", aiperf)
+    kwargs.setdefault("request_count", rehearsal_request_count())
     return Profiles(REHEARSAL_TRACE, str(rehearsal_model_path()), REHEARSAL_HF_HOME, tokenizer=REHEARSAL_MODEL,
                     **kwargs)
 
@@ -76,8 +72,7 @@ def _container(template: dict) -> dict:
 
 class Profiles:
     def __init__(self, trace_path: Path, model_path: str, hf_home: Path, *, tokenizer: str,
-                 cache_dir: Path = mc.DEFAULT_CACHE, live: bool = True, request_count: int | None = None,
-                 aiperf: mocker_live.AIPerfSettings = mocker_live.DEFAULT_AIPERF):
+                 cache_dir: Path = mc.DEFAULT_CACHE, live: bool = True, request_count: int | None = None):
         self.trace_path = Path(trace_path)
         self.trace = TraceShape.from_file(self.trace_path)
         self.model_path = model_path
@@ -85,7 +80,6 @@ class Profiles:
         self.tokenizer = tokenizer
         self.cache_dir = Path(cache_dir)
         self.live = live
-        self.aiperf = aiperf
         # None: the whole trace
         self.request_count = request_count or sum(1 for line in self.trace_path.read_text().splitlines() if line.strip())
         self._lock = threading.Lock()
@@ -140,17 +134,12 @@ class Profiles:
         """The requests each live calibration round serves; None when calibration stops at the replay."""
         return self.request_count if self.live else None
 
-    @property
-    def live_client(self) -> dict | None:
-        """How each live calibration round's AIPerf runs besides its requests; None without a live stage."""
-        return dataclasses.asdict(self.aiperf) if self.live else None
-
     # ---------------------------------------------------------------- the profile
     def get(self, workload: dict, served: str) -> Path | None:
         """The workload's calibrated profile, or None while it is being made (started here the first time)."""
         figures = PublishedFigures.from_annotations(workload["metadata"].get("annotations") or {})
         engines = self.engines(workload)
-        key = mc.cache_key(figures, self.trace_path, engines, self.live_requests, self.live_client)
+        key = mc.cache_key(figures, self.trace_path, engines, self.live_requests)
         with self._lock:
             if key in self._made:
                 return self._made[key]
@@ -183,13 +172,12 @@ class Profiles:
         live = mocker_live.live_measure(
             figures, self.trace, self.trace_path, self._live_processes(workload, served), served=served,
             tokenizer=self.tokenizer, workers=engines.workers + engines.decode_workers, hf_home=self.hf_home,
-            request_count=self.request_count, aiperf=self.aiperf) if self.live else None
+            request_count=self.request_count) if self.live else None
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         with open(self.cache_dir / ".calibration.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             return mc.calibrated_profile(figures, self.trace_path, engines, python=rt.runtime_python(),
-                                         cache_dir=self.cache_dir, live=live, live_requests=self.live_requests,
-                                         live_client=self.live_client)
+                                         cache_dir=self.cache_dir, live=live, live_requests=self.live_requests)
 
     def _make(self, key: str, workload: dict, served: str) -> None:
         try:

@@ -45,15 +45,18 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                               "-e", "benchmark_restart_workers=false", "-e", "benchmark_workers_max=2",
                               "-e", f"benchmark_results_dir={tmp_path / 'results'}")
     try:
-        wait_until("the planner scaling DecodeWorker to 2 through its adapter", lambda: next(
+        # The planner caps the GPUs of all worker components together (its budget: each at autoscaling_max_replicas),
+        # not each one: under this load it has taken DecodeWorker to 3 while PrefillWorker stayed at 1.
+        wait_until("the planner scaling DecodeWorker up through its adapter", lambda: next(
             (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["serviceName"] == "DecodeWorker"
-             and a["spec"]["replicas"] == 2), None), timeout=240)
-        dgd = wait_until("the DGD ready at two decode replicas", lambda: (
+             and a["spec"]["replicas"] >= 2), None), timeout=240)
+        dgd = wait_until("the DGD ready at two decode replicas or more", lambda: (
             d if (d := get(dyn, *DGD, DGD_NAME, ns))
-            and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas") == 2
+            and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas", 0) >= 2
             else None), timeout=120)
-        decode = {c["name"]: c for c in dgd["spec"]["components"]}["DecodeWorker"]
-        assert decode["replicas"] == 2
+        replicas = {c["name"]: c["replicas"] for c in dgd["spec"]["components"] if c["name"].endswith("Worker")}
+        # the budget: 16 GPUs, each at 2 replicas of 4 GPUs
+        assert replicas["DecodeWorker"] >= 2 and sum(replicas.values()) <= 4, replicas
         def owners() -> list[str]:
             fields = [((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components") or {}
                       for m in get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"]]
@@ -68,11 +71,13 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                          "-e", f"autoscaling_prometheus_url={prom}", "-e", f"monitoring_scrape_interval={SCRAPE_S}")
         assert again.rc == 0, again.output[-4000:]
         assert owners() == ["dynamo-operator"], owners()
-        (new,) = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
-                                                       "nvidia.com/dynamo-component=DecodeWorker")} - before
-        # the new engine registered with the frontend and serves: its own metrics count requests
-        served = wait_until(f"requests on the new decode engine {new}", lambda: prometheus_query.single_value(
-            prometheus_query.query(prom, f'sum(dynamo_component_requests_total{{namespace="{ns}",pod="{new}"}})'))
+        new = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
+                                                    "nvidia.com/dynamo-component=DecodeWorker")} - before
+        assert new, before
+        # the new engines registered with the frontend and serve: their own metrics count requests
+        pods = "|".join(sorted(new))
+        served = wait_until(f"requests on the new decode engines {pods}", lambda: prometheus_query.single_value(
+            prometheus_query.query(prom, f'sum(dynamo_component_requests_total{{namespace="{ns}",pod=~"{pods}"}})'))
             or None, timeout=120, every=2)
         assert served > 0
     finally:

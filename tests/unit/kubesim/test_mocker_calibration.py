@@ -128,21 +128,6 @@ def test_a_live_stage_of_another_length_is_another_profile(tmp_path):
         mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "other", live=live)
 
 
-def test_a_live_stage_whose_client_runs_otherwise_is_another_profile(tmp_path):
-    """A client that ramps its load up measures a TTFT median half as long as one that starts at full load: a
-    profile calibrated for one must not serve the other."""
-    trace = tmp_path / "trace.jsonl"
-    trace.write_text("".join(json.dumps({"input_length": 4000 + i, "output_length": 400}) + "\n" for i in range(8)))
-    engines = mc.Engines(("--engine-type", "vllm"))
-    clients = [{"workers_max": 2, "extra_args": []},
-               {"workers_max": 2, "extra_args": ["--concurrency-ramp-duration", "8"]}]
-    made = [mc.calibrated_profile(FIGURES, trace, engines, python="unused", cache_dir=tmp_path / "cache",
-                                  measure=engine_under_load, live=engine_under_load, live_requests=36,
-                                  live_client=client) for client in clients]
-    assert made[0] != made[1]
-    assert json.loads(made[1].with_suffix(".json").read_text())["live_client"] == clients[1]
-
-
 def test_a_figure_that_grows_faster_than_its_table_converges_instead_of_oscillating():
     """Past a queue's knee the TTFT grows much faster than the prefill table (gb200 disagg served live: 835 ms at a
     scale of 0.2, seconds at 0.32): stepping by the ratio alone jumps from one side to the other."""

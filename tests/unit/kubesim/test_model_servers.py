@@ -8,7 +8,6 @@ import pytest
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import planner
-from kubesim.standins import mocker_live
 from kubesim.standins import model_servers as ms
 from kubesim.standins import operator_rules as op
 from kubesim.standins import served_profiles as sp
@@ -179,19 +178,6 @@ def test_a_graph_is_calibrated_with_the_engines_router_and_worker_counts_it_serv
         assert engines.args[engines.args.index("--disaggregation-mode") + 1] == "prefill"
         assert engines.decode_args[engines.decode_args.index("--disaggregation-mode") + 1] == "decode"
     assert isinstance(engines, Engines)
-
-
-def test_the_rehearsal_calibrates_with_the_benchmark_settings_of_the_rehearsal_inventory():
-    import yaml
-
-    settings = yaml.safe_load(sp.REHEARSAL_SETTINGS.read_text())
-    requests, aiperf = sp.rehearsal_benchmark()
-    assert requests == settings["benchmark_request_count"]
-    assert aiperf.workers_max == settings["benchmark_workers_max"]
-    assert list(aiperf.extra_args) == [str(a) for a in settings["benchmark_aiperf_extra_args"]]
-    args = mocker_live.aiperf_args("m", "t", TRACE, 16, requests, Path("/out"), aiperf)
-    assert args[args.index("--workers-max") + 1] == str(aiperf.workers_max)
-    assert args[-len(aiperf.extra_args):] == list(aiperf.extra_args)
 
 
 def test_replicas_an_autoscaler_sets_change_neither_the_calibration_nor_a_running_engines_arguments():
