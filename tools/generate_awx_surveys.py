@@ -131,9 +131,9 @@ AWX_TYPES = {"str": "text", "raw": "text", "int": "integer", "float": "float"}
 
 
 def _plain(text: str) -> str:
-    """Ansible doc markup C(x), I(x) -> x; one line."""
+    """Ansible doc markup, classic and semantic (C(x), I(x), O(x), V(x), RV(x), ...) -> x; one line."""
     text = " ".join(text) if isinstance(text, list) else str(text)
-    return re.sub(r"\b[CIBMLU]\(([^)]*)\)", r"\1", " ".join(text.split()))
+    return re.sub(r"\b(?:[CIBMLUOVEP]|RV)\(([^)]*)\)", r"\1", " ".join(text.split()))
 
 
 def load_argument_specs(root: Path = ROOT) -> dict[str, dict]:

@@ -249,3 +249,18 @@ def test_job_template_names_match_awx_configure_defaults():
     for t in templates:
         assert t["project"] == play["vars"]["awx_project_name"]
         assert t["inventory"] == play["vars"]["awx_inventory_name"]
+
+
+def test_no_ansible_doc_markup_reaches_an_awx_user():
+    """Descriptions come from the argument specs, written in Ansible's markup (C(), O(), V(), ...); AWX shows text."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.spec_from_file_location("generate_awx_surveys", GENERATOR)
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert generator._plain(["See O(autoscaling_gpu_budget) at V(16),", "C(max_gpu_budget) and RV(rc)."]) == \
+        "See autoscaling_gpu_budget at 16, max_gpu_budget and rc."
+    for name in SURVEY_NAMES:
+        for variable, q in questions(name).items():
+            assert not re.search(r"\b(?:[CIBMLUOVEP]|RV)\(", q.get("question_description", "")), (name, variable)
