@@ -130,10 +130,14 @@ BOOL_CHOICES = ["false", "true"]
 AWX_TYPES = {"str": "text", "raw": "text", "int": "integer", "float": "float"}
 
 
+# Ansible doc markup, classic and semantic: C(x), I(x), O(x), V(x), RV(x), ...
+MARKUP = re.compile(r"\b(?:[CIBMLUOVEP]|RV)\(([^)]*)\)")
+
+
 def _plain(text: str) -> str:
-    """Ansible doc markup, classic and semantic (C(x), I(x), O(x), V(x), RV(x), ...) -> x; one line."""
+    """Ansible doc markup -> its text; one line."""
     text = " ".join(text) if isinstance(text, list) else str(text)
-    return re.sub(r"\b(?:[CIBMLUOVEP]|RV)\(([^)]*)\)", r"\1", " ".join(text.split()))
+    return MARKUP.sub(r"\1", " ".join(text.split()))
 
 
 def load_argument_specs(root: Path = ROOT) -> dict[str, dict]:
