@@ -24,5 +24,9 @@ def rehearsal_inventory(path: Path, cluster, namespace: str, **host_vars) -> Pat
                  "model_cache_trace_url": f"file://{TRACE}", "cluster_kubeconfig": str(cluster.kubeconfig),
                  "cluster_context": cluster.context, "k8s_namespace": namespace,
                  "model_cache_poll_seconds": 1, "engine_poll_seconds": 1, **host_vars})
-    path.write_text(yaml.safe_dump({"all": {"children": {"dynamo_clusters": {"hosts": {"rehearsal": host}}}}}))
+    # the control node named too, so that what runs there (a delegated report) uses the same interpreter (the
+    # control node's cost bench counts module processes through it)
+    control = {k: host[k] for k in ("ansible_connection", "ansible_python_interpreter")}
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": control},
+                                            "children": {"dynamo_clusters": {"hosts": {"rehearsal": host}}}}}))
     return path

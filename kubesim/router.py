@@ -203,29 +203,38 @@ class ApiRouter:
                      "status": {"replicas": (obj.get("status") or {}).get("replicas", 0)}}
 
     def watch(self, handler, res: Resource, ns: str | None, query: dict):
-        """Minimal watch: the current objects as ADDED events, then changes until timeoutSeconds."""
+        """Minimal watch: changes until timeoutSeconds; without a resourceVersion (or with "0"), the current objects
+        first as ADDED events; from a resourceVersion, only what changed after it, as the API server does."""
         self.store.check_allowed("watch", res, ns)
         timeout = min(float(query.get("timeoutSeconds") or 30), 60)
         ls, fs = query.get("labelSelector", ""), query.get("fieldSelector", "")
+        try:
+            since = int(query.get("resourceVersion") or 0)
+        except ValueError:
+            raise ApiError(400, "BadRequest", f"invalid resourceVersion {query.get('resourceVersion')!r}") from None
 
         def gen():
-            seen: dict[str, str] = {}
+            seen: dict[str, tuple[str, dict]] = {}
+            if since:
+                seen = {i["metadata"]["uid"]: (i["metadata"].get("resourceVersion"), i)
+                        for i in self.store.list(res, ns, ls, fs)["items"]
+                        if int(i["metadata"].get("resourceVersion") or 0) <= since}
             deadline = time.time() + timeout
-            first = True
+            listed_at = None
             while time.time() < deadline:
-                items = self.store.list(res, ns, ls, fs)["items"]
-                cur = {i["metadata"]["uid"]: i for i in items}
-                for uid, obj in cur.items():
-                    rv = obj["metadata"].get("resourceVersion")
-                    if seen.get(uid) != rv:
-                        typ = "ADDED" if uid not in seen else "MODIFIED"
-                        seen[uid] = rv
-                        yield json.dumps({"type": typ, "object": obj}).encode() + b"\n"
-                for uid in [u for u in seen if u not in cur]:
-                    del seen[uid]
-                first = False
+                # the store's resourceVersion moves with every write: nothing to list while it stands still
+                if self.store.rv != listed_at:
+                    listed_at = self.store.rv
+                    cur = {i["metadata"]["uid"]: i for i in self.store.list(res, ns, ls, fs)["items"]}
+                    for uid, obj in cur.items():
+                        rv = obj["metadata"].get("resourceVersion")
+                        if uid not in seen or seen[uid][0] != rv:
+                            typ = "ADDED" if uid not in seen else "MODIFIED"
+                            seen[uid] = (rv, obj)
+                            yield json.dumps({"type": typ, "object": obj}).encode() + b"\n"
+                    for uid in [u for u in seen if u not in cur]:
+                        yield json.dumps({"type": "DELETED", "object": seen.pop(uid)[1]}).encode() + b"\n"
                 time.sleep(0.2)
-            _ = first
 
         handler.stream_chunks(gen(), "application/json")
         return None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import tempfile
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.inferops.dynamo.plugins.module_utils import report_files
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import aiperf, job_report, sweep_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import charts as bench_charts
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import compare as bench_compare
@@ -77,30 +77,6 @@ def _run_date(context, summary_raw, points=()):
     return datetime.datetime.now(datetime.UTC).date().isoformat()
 
 
-def _write(path, data, check_mode):
-    """Write ``data`` (text or bytes) to ``path`` atomically unless identical; True when it changed (or would)."""
-    data = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with open(path, "rb") as fh:
-            if fh.read() == data:
-                return False
-    except FileNotFoundError:
-        pass
-    if check_mode:
-        return True
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix="-" + os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
-
-
 def _title(ctx, what):
     title = f"{ctx.get('target') or 'benchmark'} on {ctx.get('cluster') or 'cluster'}: {what}"
     return title + (f" (run {ctx['run_id']})" if ctx.get("run_id") else "")
@@ -156,7 +132,7 @@ class ActionModule(ActionBase):
         for name, data in files:
             path = os.path.join(dest, name)
             written.append(path)
-            if _write(path, data, self._task.check_mode):
+            if report_files.write_if_changed(path, data, self._task.check_mode):
                 changed.append(path)
         result.update(changed=bool(changed), files=written, changed_files=changed, dest=dest,
                       **{k: os.path.join(dest, v) if v else None for k, v in names.items()}, **extra)

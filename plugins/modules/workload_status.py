@@ -17,9 +17,11 @@ description:
     (C(ImagePullBackOff), C(ErrImagePull), C(InvalidImageName)), a container that restarted more than
     O(restart_budget) times (with its last exit code and termination message), a pod unschedulable for longer than
     O(unschedulable_grace_seconds), a Job C(Failed) condition and a Deployment C(ProgressDeadlineExceeded).
-  - With O(wait_seconds) the module polls every O(poll_interval) seconds and returns as soon as the workload is
-    ready or a fatal reason appears. To show progress while waiting longer, loop the task with C(until:) and
-    enable the C(inferops.dynamo.progress) callback.
+  - With O(wait_seconds) the module looks again as soon as the workload's object changes (a watch of that one
+    object, as C(kubectl wait) does), at the latest every O(poll_interval) seconds, and returns as soon as the
+    workload is ready or a fatal reason appears. Without the C(watch) permission it looks every O(poll_interval)
+    seconds. To show progress while waiting longer, loop the task with C(until:) and enable the
+    C(inferops.dynamo.progress) callback.
   - The module never fails because of the workload's state; the calling play decides (for example
     C(failed_when) on RV(fatal)). It fails only when the API cannot be used, naming the kubeconfig, context and host
     it tried.
@@ -60,7 +62,8 @@ options:
     default: 0
   poll_interval:
     description:
-      - Seconds between two looks while waiting.
+      - Most seconds between two looks while waiting (sooner when the workload's object changes, at most two
+        looks a second).
     type: float
     default: 2
   restart_budget:
@@ -297,7 +300,7 @@ import time  # noqa: E402 (Ansible puts imports after the docs)
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner, waiter  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import workload_inspect as wi  # noqa: E402
 
 
@@ -394,7 +397,10 @@ def run(module: AnsibleModule, api=None, clock=time.monotonic, sleep=time.sleep)
         done = result["settled"] if p["wait_for"] == "settled" else (result["ready"] or result["fatal"])
         if done or remaining <= 0:
             break
-        sleep(max(0.0, min(p["poll_interval"], remaining)))
+        # the next look as soon as the workload changes, at the latest after poll_interval
+        waiter.wait_for_change(api, api_version, plural, p["namespace"], p["name"],
+                               ((look["obj"] or {}).get("metadata") or {}).get("resourceVersion"),
+                               min(p["poll_interval"], remaining), sleep=sleep, clock=clock)
     result["diagnosis"] = wi.diagnosis(p["kind"], look["obj"], look["pods"], look["events"],
                                        collect_logs(api, p, look), p["log_lines"], name=p["name"])
     result["looks"] = looks

@@ -173,6 +173,16 @@ class K8sApi:
         """Send ``method path`` to the API server with the client's TLS and credentials.
 
         Returns every HTTP status as a :class:`Response`; raises :class:`K8sUnreachable` when no answer."""
+        resp = self._send(method, path, query, body, headers, timeout, retries, preload=True)
+        return Response(resp.status, dict(resp.headers.items()), resp.data or b"")
+
+    def stream(self, path: str, query: dict | None = None, timeout: float | None = None):
+        """GET ``path`` without reading its body (a watch): the urllib3 response, to read from and then
+        ``release_conn()``. Raises :class:`K8sUnreachable` when no answer."""
+        return self._send("GET", path, query, None, None, timeout, 0, preload=False)
+
+    def _send(self, method: str, path: str, query: dict | None, body, headers: dict | None, timeout: float | None,
+              retries: int, preload: bool):
         url = self.host + path
         if query:
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
@@ -193,11 +203,11 @@ class K8sApi:
                 method.upper(), url, body=data, headers=hdrs,
                 timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
                 retries=_retry(retries),
-                preload_content=True)
+                preload_content=preload)
         except urllib3.exceptions.HTTPError as exc:
             reason = getattr(exc, "reason", None) or exc
             raise K8sUnreachable(f"cannot reach the Kubernetes API ({self.target}): {reason}") from exc
-        return Response(resp.status, dict(resp.headers.items()), resp.data or b"")
+        return resp
 
     def get_json(self, path: str, query: dict | None = None, missing_ok: bool = True,
                  timeout: float | None = None):

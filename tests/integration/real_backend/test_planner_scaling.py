@@ -7,6 +7,8 @@ decision. (The load that rises and falls, against fixed deployments: bench/plann
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from deploy_helpers import DGD, BackgroundPlaybook, get, items, wait_until
 
@@ -55,8 +57,11 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
             and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas", 0) >= 2
             else None), timeout=120)
         replicas = {c["name"]: c["replicas"] for c in dgd["spec"]["components"] if c["name"].endswith("Worker")}
-        # the budget: 16 GPUs, each at 2 replicas of 4 GPUs
-        assert replicas["DecodeWorker"] >= 2 and sum(replicas.values()) <= 4, replicas
+        # within the budget the planner was given (its ConfigMap, as it read it): the GPUs of all workers together
+        config = json.loads(get(dyn, "v1", "ConfigMap", f"{DGD_NAME}-planner", ns)["data"]["planner.json"])
+        held = (replicas["PrefillWorker"] * config["prefill_engine_num_gpu"]
+                + replicas["DecodeWorker"] * config["decode_engine_num_gpu"])
+        assert replicas["DecodeWorker"] >= 2 and held <= config["max_gpu_budget"], (replicas, config)
         def owners() -> list[str]:
             fields = [((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components") or {}
                       for m in get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"]]

@@ -1,0 +1,10 @@
+"""Action plugin: run the write_files module in the controller's worker process (plugin_utils.in_process)."""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.dynamo.plugins.modules import write_files
+from ansible_collections.inferops.dynamo.plugins.plugin_utils.in_process import InProcessModuleAction
+
+
+class ActionModule(InProcessModuleAction):
+    module = write_files
