@@ -266,6 +266,36 @@ def auth_params(params: dict) -> dict:
 # this lock, two hosts' tasks interleave the load and the copy, and one of them talks to the other's cluster.
 _DEFAULT_CONFIGURATION_LOCK = threading.Lock()
 
+# Each load parses the whole kubeconfig file. A fleet's kubeconfig has a context per cluster, so a rollout of N
+# clusters parsed N contexts at each of its N x (tasks) API sessions: on 48 clusters, a fifth of the control node's
+# CPU. A loaded configuration is kept for as long as its file is the same file with the same size and mtime (its
+# credentials' own refresh, such as an exec plugin's token, still runs when they expire), and each session gets a
+# copy of it.
+_CONFIGURATIONS: dict[tuple, object] = {}
+
+
+def _configuration_key(auth: dict) -> tuple | None:
+    """What a loaded configuration depends on, when it comes from a kubeconfig file; None otherwise (in-cluster,
+    an inline kubeconfig, the default file), which is loaded every time."""
+    path = auth.get("kubeconfig")
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        st = os.stat(os.path.expanduser(path))
+    except OSError:
+        return None
+    return (json.dumps(auth, sort_keys=True, default=str), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _load_configuration(auth: dict):
+    key = _configuration_key(auth)
+    with _DEFAULT_CONFIGURATION_LOCK:
+        if key is None:
+            return _create_configuration(auth)
+        if key not in _CONFIGURATIONS:
+            _CONFIGURATIONS[key] = _create_configuration(auth)
+        return copy.deepcopy(_CONFIGURATIONS[key])
+
 
 def get_api(params: dict) -> K8sApi:
     """Build a :class:`K8sApi` from module params (kubernetes.core auth options and ``K8S_AUTH_*`` env)."""
@@ -276,8 +306,7 @@ def get_api(params: dict) -> K8sApi:
         auth = _create_auth_spec(None, **kwargs)
         auth = {k: v for k, v in auth.items() if v not in (None, {})}
         try:
-            with _DEFAULT_CONFIGURATION_LOCK:
-                configuration = _create_configuration(auth)
+            configuration = _load_configuration(auth)
         except Exception as exc:
             raise K8sUnreachable(f"cannot load Kubernetes configuration ({_describe(auth, None)}): {exc}") from exc
         headers = _create_headers(None, **kwargs)

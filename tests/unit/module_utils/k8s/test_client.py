@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import yaml
@@ -187,3 +188,28 @@ def test_hosts_reading_their_own_clusters_at_once_each_reach_their_own(tmp_path)
     for t in threads:
         t.join()
     assert not wrong, wrong[:5]
+
+
+def test_a_kubeconfig_file_is_parsed_once_until_it_changes(tmp_path, api_server, monkeypatch):
+    """A fleet's kubeconfig holds every cluster's context: each API session parsing it again cost a rollout of N
+    clusters N x N parses. A loaded configuration is kept while the file stays the same, and each session gets
+    its own copy."""
+    import kubernetes.config.kube_config as kcfg
+
+    parsed = []
+    real_load = kcfg.KubeConfigMerger.load_config
+    monkeypatch.setattr(kcfg.KubeConfigMerger, "load_config", lambda self, path: parsed.append(path) or
+                        real_load(self, path))
+    path = kubeconfig(tmp_path, api_server, token="first")
+    one = kc.get_api({"kubeconfig": path, "context": "sim"})
+    two = kc.get_api({"kubeconfig": path, "context": "sim"})
+    assert parsed == [path]
+    assert one.configuration is not two.configuration
+    one.configuration.api_key["BearerToken"] = "changed by one session"
+    assert kc.get_object(two, "apps/v1", "deployments", "ns", "d") and Handler.seen[-1][2] == "Bearer first"
+
+    # the file is rewritten (a new token): loaded again
+    Path(path).write_text(Path(path).read_text().replace("token: first", "token: second-token"))
+    three = kc.get_api({"kubeconfig": path, "context": "sim"})
+    assert parsed == [path, path]
+    assert kc.get_object(three, "apps/v1", "deployments", "ns", "d") and Handler.seen[-1][2] == "Bearer second-token"
