@@ -41,7 +41,3 @@ def install() -> None:
     """Look collection filters and tests up through the cache in this process (idempotent)."""
     wrap_once(Jinja2Loader, "get_with_context", _cached)
 
-
-def cached_names() -> int:
-    """How many names the cache holds."""
-    return len(_found)

@@ -177,8 +177,9 @@ class K8sApi:
         return Response(resp.status, dict(resp.headers.items()), resp.data or b"")
 
     def stream(self, path: str, query: dict | None = None, timeout: float | None = None):
-        """GET ``path`` without reading its body (a watch): the urllib3 response, to read from and then
-        ``release_conn()``. Raises :class:`K8sUnreachable` when no answer."""
+        """GET ``path`` without reading its body (a watch): the urllib3 response, to read from, then ``close()``
+        (a stream left half read must not go back to the pool) and ``release_conn()``. Raises
+        :class:`K8sUnreachable` when no answer."""
         return self._send("GET", path, query, None, None, timeout, 0, preload=False)
 
     def _send(self, method: str, path: str, query: dict | None, body, headers: dict | None, timeout: float | None,
