@@ -8,11 +8,12 @@ import copy
 import functools
 import hashlib
 import logging
-import os
 import subprocess
 from pathlib import Path
 
 import yaml
+
+from .control_plane.build import cache_root
 
 MINIMAL_CRDS = Path(__file__).resolve().parent / "crds"
 # What the collection's monitoring objects need (PodMonitor, PrometheusRule) and the sibling most clusters have.
@@ -38,7 +39,7 @@ def monitoring_crd_files() -> list[Path]:
 # the two optional integers where they are missing (docs/autoscaling.md).
 PLANNER_GPU_SHAPE_FIELDS = ("gpusPerEngine", "gpusPerReplica")
 DGD_CRD = "nvidia.com_dynamographdeployments.yaml"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inferops-dynamo" / "crds"
+CACHE = cache_root() / "crds"
 
 
 def with_planner_gpu_shape(crd: dict) -> dict:

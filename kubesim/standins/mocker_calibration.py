@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..control_plane.build import cache_root
 from . import mocker_profile
 from .mocker_profile import PublishedFigures, Scales, TraceShape
 
@@ -36,7 +37,8 @@ LIVE_TOLERANCE = 2 * TOLERANCE
 MAX_STEP = 4.0
 # Bump when the profile's shape or the replay changes, so cached profiles are made again.
 VERSION = 2
-DEFAULT_CACHE = Path.home() / ".cache" / "inferops-dynamo" / "mocker-profiles"
+# Beside the control plane and the CRDs, under XDG_CACHE_HOME when it is set.
+DEFAULT_CACHE = cache_root() / "mocker-profiles"
 
 Measure = Callable[[Scales], dict]
 log = logging.getLogger("kubesim.standins.mocker_calibration")
