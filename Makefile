@@ -87,8 +87,9 @@ constraints:
 
 # The preparations run side by side: the two virtualenvs, then the linters, while Go builds the control plane (cold:
 # about 6 min of compiling, which needs only the Go toolchain and the interpreter's standard library).
+# Each line is printed whole as it comes, so the build's progress shows while the linters run.
 test:
-	$(MAKE) --no-print-directory -j 3 --output-sync=target ruff ansible-lint doc-check control-plane chromium
+	$(MAKE) --no-print-directory -j 3 --output-sync=line ruff ansible-lint doc-check control-plane chromium
 	$(MAKE) --no-print-directory pytest
 
 ruff: setup
