@@ -50,13 +50,12 @@ setup: $(STAMP) $(DYNAMO_STAMP)
 # cold: 3.5 min with pip on 2026-12-06), from its own cache. It is bootstrapped with pip into .venv, and installs
 # into both virtualenvs, which then build side by side under `make -j`. pip stays in each for the tools that call it.
 # --compile-bytecode, as pip does: without .pyc files every interpreter start compiles what it imports again where
-# PYTHONDONTWRITEBYTECODE is set (this machine sets it), and a rehearsal cluster's control node cost 2.0 CPU-s
-# instead of 1.5.
-$(UV): constraints.txt
+# PYTHONDONTWRITEBYTECODE is set (this machine sets it): a venv uv made without it held 226 .pyc files, pip's 34,188.
+$(UV): $(CONSTRAINTS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' || \
 	  { echo "Python 3.11+ is required; found $$($(PYTHON) --version 2>&1) at $(PYTHON). Set PYTHON=/path/to/python3.11" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check $$(grep '^uv==' constraints.txt || echo uv)
+	$(BIN)/python -m pip install -q --disable-pip-version-check uv $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 	@touch $(UV)
 
 $(STAMP): $(UV) requirements.txt requirements-dev.txt $(CONSTRAINTS) kubesim/tokenizer.py
