@@ -98,8 +98,11 @@ ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_", "DYN_")
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "inferops-dynamo"
+    """The project's one cache root (XDG_CACHE_HOME honoured), shared with the control plane and the mocker profiles."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from kubesim.control_plane.build import cache_root as project_cache_root
+
+    return project_cache_root()
 
 
 def log(msg: str) -> None:

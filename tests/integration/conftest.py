@@ -45,8 +45,8 @@ def kubesim_factory(tmp_path_factory):
 @pytest.fixture
 def deploy_env(kubesim_cluster, tmp_path):
     """``deploy_env()`` -> a DeployEnv on the session cluster (or ``cluster=``) in a fresh namespace,
-    deleted (and waited for) when the test ends. Extra keyword arguments become inventory variables."""
-    from deploy_helpers import delete_namespace, new_namespace, write_inventory
+    released when the test ends (deleted, its pods waited for). Extra keyword arguments become inventory variables."""
+    from deploy_helpers import new_namespace, release_namespaces, write_inventory
 
     made: list[DeployEnv] = []
 
@@ -64,7 +64,7 @@ def deploy_env(kubesim_cluster, tmp_path):
             env.cluster.clear_faults()
         except Exception:
             pass
-        delete_namespace(env.dyn, env.namespace)
+        release_namespaces(env.dyn, env.namespace)
 
 
 # ---------------------------------------------------------------------------- the real Dynamo runtime

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import get
+from deploy_helpers import release_namespaces
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "unit"))
@@ -96,19 +96,11 @@ def _apply_playbook(tmp_path: Path, cluster, objects_file: Path) -> Path:
 
 @pytest.fixture
 def acceptance_namespaces(real_dyn):
-    """Deleted afterwards and waited for: the operator stand-in turns every applied DGD into pods that
-    hold GPUs, which the next tests on this cluster need."""
+    """Released afterwards (deleted, their pods waited for): the operator stand-in turns every applied DGD into
+    pods that hold GPUs, which the next tests on this cluster need."""
     made: list[str] = []
     yield made
-    api = real_dyn.resources.get(api_version="v1", kind="Namespace")
-    for ns in made:
-        try:
-            api.delete(name=ns)
-        except Exception:
-            pass
-    deadline = time.time() + 180
-    while time.time() < deadline and any(get(real_dyn, "v1", "Namespace", ns) for ns in made):
-        time.sleep(1)
+    release_namespaces(real_dyn, *made, timeout=180)
 
 
 def test_every_variant_is_accepted_and_reapplies_unchanged(real_cluster, real_dyn, tmp_path, playbook_at,

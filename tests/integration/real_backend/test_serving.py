@@ -10,7 +10,7 @@ import time
 import uuid
 
 import pytest
-from deploy_helpers import DGD, TARGET_ARGS, get, items, write_inventory
+from deploy_helpers import DGD, TARGET_ARGS, get, items, release_namespaces, write_inventory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -27,13 +27,7 @@ def real_env(real_cluster, real_dyn, tmp_path):
     real_cluster.clear_faults()
     yield ns, inv
     real_cluster.clear_faults()
-    try:
-        real_dyn.resources.get(api_version="v1", kind="Namespace").delete(name=ns)
-    except Exception:
-        pass
-    deadline = time.time() + 60     # the namespace controller removes the pods and frees their GPUs
-    while time.time() < deadline and get(real_dyn, "v1", "Namespace", ns):
-        time.sleep(0.5)
+    release_namespaces(real_dyn, ns, timeout=60)
 
 
 def failed(run, *words):
