@@ -24,9 +24,10 @@ TARGET = "vllm-agg-gb300"          # vLLM workers: the mocker's vLLM engine expo
 PUBLISHED_TTFT_MS, PUBLISHED_SPEED = 292.90, 28.84
 TARGET_ARGS = ["-e", "sku=gb300", "-e", "mode=agg", "-e", "framework=vllm"]
 SCRAPE_S = 2
-# A 12-hour SLO period scales the 30-day windows by 1/60: the fast pair is 1 min and 8 s (four scrapes), for 2 s.
-WATCH_ARGS = ["-e", f"monitoring_scrape_interval={SCRAPE_S}", "-e", "monitoring_slo_period_days=0.5"]
-FAST_LONG_S = 60
+# A 6-hour SLO period scales the 30-day windows by 1/120: the fast pair is 30 s and 8 s (its floor, four scrapes),
+# for 1 s; the slow pair 3 min and 15 s.
+WATCH_ARGS = ["-e", f"monitoring_scrape_interval={SCRAPE_S}", "-e", "monitoring_slo_period_days=0.25"]
+FAST_LONG_S = 30
 
 
 @pytest.fixture
