@@ -29,6 +29,11 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+# the project's one cache root (XDG_CACHE_HOME honoured), shared with the control plane and the mocker profiles
+from kubesim.control_plane.build import cache_root
+
 try:
     from packaging.markers import default_environment
     from packaging.requirements import Requirement
@@ -95,14 +100,6 @@ SPOT_CHECKS: dict[str, list[dict]] = {
 
 # Environment variables that the probe must not inherit: they would change defaults it records.
 ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_", "DYN_")
-
-
-def cache_root() -> Path:
-    """The project's one cache root (XDG_CACHE_HOME honoured), shared with the control plane and the mocker profiles."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from kubesim.control_plane.build import cache_root as project_cache_root
-
-    return project_cache_root()
 
 
 def log(msg: str) -> None:

@@ -154,13 +154,19 @@ def namespace_exists(dyn, name: str) -> bool:
     return get(dyn, "v1", "Namespace", name) is not None
 
 
-def delete_namespace(dyn, name: str, timeout: float = 30) -> None:
-    """Delete a namespace and wait until it is gone (frees the GPUs its pods held, and its name for reuse)."""
+def request_namespace_deletion(dyn, name: str) -> bool:
+    """Ask for a namespace's deletion without waiting; False when there is none to delete."""
     try:
         res(dyn, "v1", "Namespace").delete(name=name)
     except Exception:
-        return
-    wait_namespace_gone(dyn, name, timeout)
+        return False
+    return True
+
+
+def delete_namespace(dyn, name: str, timeout: float = 30) -> None:
+    """Delete a namespace and wait until it is gone (frees the GPUs its pods held, and its name for reuse)."""
+    if request_namespace_deletion(dyn, name):
+        wait_namespace_gone(dyn, name, timeout)
 
 
 def wait_namespace_gone(dyn, name: str, timeout: float = 30) -> None:
@@ -176,21 +182,14 @@ def release_namespaces(dyn, *names: str, timeout: float = 30) -> None:
     Waiting for a namespace itself costs a real cluster about 10 s: the namespace controller starts 5 s after the
     delete (its namespaceDeletionGracePeriod), then waits out the pods' grace period. Once a namespace is terminating
     nothing can be created in it, so its pods, deleted here without a grace period, stay gone."""
-    deleting = []
-    for name in names:
-        try:
-            res(dyn, "v1", "Namespace").delete(name=name)
-            deleting.append(name)
-        except Exception:
-            pass                   # never made, or gone already
+    deleting = [name for name in names if request_namespace_deletion(dyn, name)]
     pods = res(dyn, "v1", "Pod")
     deadline = time.time() + timeout
     while deleting and time.time() < deadline:
-        left = [p for ns in deleting for p in pods.get(namespace=ns).to_dict()["items"]]
+        left = [p["metadata"] for ns in deleting for p in pods.get(namespace=ns).to_dict()["items"]]
         if not left:
             return
-        for pod in left:
-            meta = pod["metadata"]
+        for meta in left:
             if meta.get("deletionGracePeriodSeconds") != 0:
                 try:
                     pods.delete(name=meta["name"], namespace=meta["namespace"], body={"gracePeriodSeconds": 0})

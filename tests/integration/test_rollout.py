@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from deploy_helpers import DGD, delete_namespace, get, namespace_exists, wait_namespace_gone
+from deploy_helpers import DGD, get, namespace_exists, request_namespace_deletion, wait_namespace_gone
 
 from kubesim.rehearsal import QUICK, start_rehearsal
 
@@ -48,7 +48,7 @@ def fleet(rollout_clusters):
     for c in rollout_clusters:
         c.clear_faults()
     for dyn in dyns[1:]:       # all at once: a real namespace controller takes 5-10 s over each
-        delete_namespace(dyn, NAMESPACE, timeout=0)
+        request_namespace_deletion(dyn, NAMESPACE)
     for dyn in dyns[1:]:
         wait_namespace_gone(dyn, NAMESPACE, timeout=60)
         assert not namespace_exists(dyn, NAMESPACE)
