@@ -9,7 +9,10 @@ cluster:
   group per backend it is parametrised over.
 
 Everything else (unit tests, tests on the session kubesim) is spread one test at a time.
-tests/unit/test_parallel_groups.py runs this through xdist and fails if the groups stop taking effect.
+
+Every test that needs the real control plane is also marked `control_plane`: `make test` runs the timing tests
+without that mark while it builds the control plane, and the others after the build.
+tests/unit/test_parallel_groups.py runs this through xdist and fails if the groups or the mark stop taking effect.
 """
 
 from __future__ import annotations
@@ -22,12 +25,28 @@ REAL_SESSION_ROOT = "real_clusterset"
 BACKEND_NAMES = ("kubesim", "real")
 
 
-def xdist_group_of(item) -> str | None:
+# Tests that start a real cluster of their own inside the test (runtime_cluster) live here.
+REAL_BACKEND_DIR = "real_backend"
+
+
+def _backend(item) -> str | None:
     params = getattr(getattr(item, "callspec", None), "params", {})
-    backend = next((v for v in params.values() if isinstance(v, str) and v in BACKEND_NAMES), None)
-    names = set(item.fixturenames)
+    return next((v for v in params.values() if isinstance(v, str) and v in BACKEND_NAMES), None)
+
+
+def on_session_control_plane(item) -> bool:
     # backend_cluster picks its cluster with getfixturevalue, which the closure cannot see
-    if REAL_SESSION_ROOT in names or ("backend_cluster" in names and backend == "real"):
+    names = set(item.fixturenames)
+    return REAL_SESSION_ROOT in names or ("backend_cluster" in names and _backend(item) == "real")
+
+
+def needs_control_plane(item) -> bool:
+    return on_session_control_plane(item) or _backend(item) == "real" or REAL_BACKEND_DIR in item.path.parts
+
+
+def xdist_group_of(item) -> str | None:
+    backend = _backend(item)
+    if on_session_control_plane(item):
         return "real-control-plane"
     defs = item._fixtureinfo.name2fixturedefs.values()
     if any(d[-1].scope == "module" for d in defs if d):
@@ -45,3 +64,5 @@ def pytest_collection_modifyitems(config, items):
         group = xdist_group_of(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+        if needs_control_plane(item):
+            item.add_marker(pytest.mark.control_plane)

@@ -13,6 +13,8 @@ keeps its assets), keyed by every pinned version, so a second build is a no-op.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -173,8 +175,24 @@ def gomod_digest() -> str:
     return h.hexdigest()[:16]
 
 
+@contextlib.contextmanager
+def building():
+    """Held while a build runs: `make test` builds in the background while tests run, and a test that starts the
+    real backend meanwhile waits here for that build instead of starting a second one beside it."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def build(force: bool = False, out=sys.stdout) -> Path:
     """Build every binary that is missing; a second call does nothing and says so."""
+    with building():
+        return _build(force, out)
+
+
+def _build(force: bool, out) -> Path:
     v = versions()
     target = bin_dir(v)
     if built(v) and not force:
@@ -226,6 +244,11 @@ def prometheus_binaries() -> dict[str, Path]:
 
 def build_prometheus(force: bool = False, out=sys.stdout) -> Path:
     """``go install`` each Prometheus command that is missing into its cache directory; a no-op once built."""
+    with building():
+        return _build_prometheus(force, out)
+
+
+def _build_prometheus(force: bool, out) -> Path:
     module, version = PROMETHEUS
     bins = prometheus_binaries()
     target = next(iter(bins.values())).parent

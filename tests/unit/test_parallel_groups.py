@@ -56,11 +56,19 @@ def test_c3(cluster): pass
 FREE = "\n".join(f"def test_free{i}(): pass" for i in range(8))
 
 
-def test_groups_reach_the_workers(tmp_path):
+# a module that starts its real cluster inside the test, as tests/integration/real_backend/ does
+OWN_REAL_IN_TEST = "def test_starts_its_own_real_cluster(): pass\n"
+
+
+def _write_suite(tmp_path):
     for name, body in {"conftest.py": CONFTEST, "test_real_a.py": REAL_A, "test_real_b.py": REAL_B,
                        "test_own_cluster.py": OWN_CLUSTER, "test_free.py": FREE}.items():
         (tmp_path / name).write_text(textwrap.dedent(body))
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers = control_plane: real control plane\n")
+
+
+def test_groups_reach_the_workers(tmp_path):
+    _write_suite(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
                            "-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
@@ -78,3 +86,23 @@ def test_groups_reach_the_workers(tmp_path):
         assert len(workers[group]) == 1, (group, workers[group])
     # kubesim's half of backend_cluster and the free tests carry no group
     assert not any(n.endswith("@") for _, n in ran) and len(workers[None]) == 2
+
+
+def test_every_test_that_needs_the_real_control_plane_is_marked_so(tmp_path):
+    """`make test` runs the timing tests without the mark while the control plane builds: a real-backend test left
+    unmarked would wait for the build in the middle of that pass."""
+    _write_suite(tmp_path)
+    (tmp_path / "real_backend").mkdir()
+    (tmp_path / "real_backend" / "test_in_test.py").write_text(OWN_REAL_IN_TEST)
+
+    def selected(expression: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", expression,
+                               "-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini"), str(tmp_path)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        return sorted(line.split("::", 1)[1] for line in proc.stdout.splitlines() if "::" in line)
+
+    assert selected("control_plane") == ["test_a1", "test_a2", "test_b1[real]", "test_c1[real]", "test_c2[real]",
+                                         "test_c3[real]", "test_starts_its_own_real_cluster"]
+    without = selected("not control_plane")
+    assert "test_b1[kubesim]" in without and "test_c1[kubesim]" in without and len(without) == 1 + 3 + 8

@@ -60,3 +60,23 @@ def test_the_cache_is_keyed_by_every_pinned_version(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     d = build.bin_dir(build.Versions(kubernetes="v1.36.3", etcd="v3.6.16", kwok="v0.8.0"))
     assert d == tmp_path / "inferops-dynamo" / "k8s-v1.36.3-etcd-v3.6.16-kwok-v0.8.0" / "bin"
+
+
+def test_a_build_waits_for_the_one_under_way_and_then_finds_nothing_to_do(monkeypatch, tmp_path):
+    """`make test` builds in the background while tests run: a test that starts the real backend meanwhile must
+    wait for that build, not start a second one beside it (two `go build`s of the same binaries on 2 cores)."""
+    import io
+    import threading
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for path in build.binaries().values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    out, finished = io.StringIO(), threading.Event()
+    worker = threading.Thread(target=lambda: (build.build(out=out), finished.set()))
+    with build.building():
+        worker.start()
+        assert not finished.wait(0.5), "build() ran while another build held the lock"
+        for path in build.binaries().values():   # the build under way finishes
+            path.touch(mode=0o755)
+    worker.join(5)
+    assert finished.is_set() and "nothing to do" in out.getvalue()
