@@ -209,10 +209,15 @@ def test_dgd_unschedulable_missing_pvc_and_claims(k8s_dynamic, k8s_client, k8s_n
     assert pending
     ps = next(x for x in pending[0].status.conditions if x.type == "PodScheduled")
     assert ps.status == "False" and ps.reason == "Unschedulable"
-    c = wait_for(lambda: (r := ready("nopvc")) and r["reason"] == "pods_not_ready" and r, what="nopvc")
-    assert 'persistentvolumeclaim "missing-cache" not found' in c["message"]
-    c = wait_for(lambda: (r := ready("nocd")) and r["reason"] == "pods_not_ready" and r, what="nocd")
-    assert 'resourceclaimtemplate.resource.k8s.io "cd-channel" not found' in c["message"]
+
+    def not_ready_because(name: str, cause: str):
+        # "pods_not_ready" first says the components are starting; the pod's own cause follows when the kubelet
+        # reports it (a loaded machine caught the first message, 2026-12-06)
+        return wait_for(lambda: (r := ready(name)) and r["reason"] == "pods_not_ready" and cause in r["message"] and r,
+                        what=f"{name}: pods_not_ready naming {cause!r}")
+
+    not_ready_because("nopvc", 'persistentvolumeclaim "missing-cache" not found')
+    not_ready_because("nocd", 'resourceclaimtemplate.resource.k8s.io "cd-channel" not found')
     # a ComputeDomain creates the claim template; the DGD becomes Ready
     cds = res(k8s_dynamic, "resource.nvidia.com/v1beta1", "ComputeDomain")
     cds.create(namespace=ns, body={"apiVersion": "resource.nvidia.com/v1beta1", "kind": "ComputeDomain",
