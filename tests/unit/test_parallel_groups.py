@@ -84,8 +84,10 @@ def test_groups_reach_the_workers(tmp_path):
     assert sorted(n.split("::")[1].split("@")[0] for n in real) == ["test_a1", "test_a2", "test_b1[real]"]
     for group in ("real-control-plane", "test_own_cluster.py:kubesim", "test_own_cluster.py:real"):
         assert len(workers[group]) == 1, (group, workers[group])
-    # kubesim's half of backend_cluster and the free tests carry no group
-    assert not any(n.endswith("@") for _, n in ran) and len(workers[None]) == 2
+    # kubesim's half of backend_cluster and the free tests carry no group (which worker runs them is xdist's choice:
+    # on a loaded machine one worker took all eight before the other started, 2026-12-06)
+    free = [n for _, n in ran if "test_free" in n or n.endswith("[kubesim]")]
+    assert len(free) == 8 + 1 and not any("@" in n for n in free), free
 
 
 def test_every_test_that_needs_the_real_control_plane_is_marked_so(tmp_path):
