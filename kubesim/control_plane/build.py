@@ -13,8 +13,6 @@ keeps its assets), keyed by every pinned version, so a second build is a no-op.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -25,6 +23,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..file_lock import held
 
 HERE = Path(__file__).resolve().parent
 GOMOD_DIR = HERE / "gomod"
@@ -175,15 +175,10 @@ def gomod_digest() -> str:
     return h.hexdigest()[:16]
 
 
-@contextlib.contextmanager
 def building():
     """Held while a build runs: `make test` builds in the background while tests run, and a test that starts the
     real backend meanwhile waits here for that build instead of starting a second one beside it."""
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return held(cache_root() / "build.lock")
 
 
 def build(force: bool = False, out=sys.stdout) -> Path:

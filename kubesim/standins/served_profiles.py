@@ -11,11 +11,11 @@ would each measure the other's load.
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import logging
 import threading
 from pathlib import Path
 
+from ..file_lock import held
 from . import dynamo_runtime as rt
 from . import mocker_calibration as mc
 from . import mocker_live, mocker_profile
@@ -173,9 +173,7 @@ class Profiles:
             figures, self.trace, self.trace_path, self._live_processes(workload, served), served=served,
             tokenizer=self.tokenizer, workers=engines.workers + engines.decode_workers, hf_home=self.hf_home,
             request_count=self.request_count) if self.live else None
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.cache_dir / ".calibration.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with held(self.cache_dir / ".calibration.lock"):
             return mc.calibrated_profile(figures, self.trace_path, engines, python=rt.runtime_python(),
                                          cache_dir=self.cache_dir, live=live, live_requests=self.live_requests)
 
