@@ -87,13 +87,13 @@ constraints:
 # `make test` overlaps CPU-bound work with the timing tests, which wait on published speeds and use about a third of
 # the two cores. The CPU-bound work runs in the background at the lowest CPU priority (tools/lowest_priority.py),
 # into a log under $(TEST_LOGS) printed when it ends, so it takes only what the timing tests leave:
-#   1. the control plane's Go build starts at once (cold: about 8 min of both cores; it needs only Go and the
-#      interpreter's standard library), and the linters once the virtualenvs are made; meanwhile the timing tests
-#      that need no control plane run in the foreground;
-#   2. once the build is done: everything but the timing tests on PYTEST_WORKERS workers in the background, and the
-#      timing tests on the real control plane in the foreground. This step overlaps only where the background is
-#      isolated in an idle cgroup (as root): the rehearsal's pods start sessions of their own, which autogroups would
-#      otherwise schedule as equals of the timing tests' pods. Elsewhere, the two passes run one after the other.
+#   - the control plane's Go build starts at once (cold: about 8 min of both cores; it needs only Go and the
+#     interpreter's standard library), and the linters once the virtualenvs are made;
+#   - everything but the timing tests, on PYTEST_WORKERS workers, as soon as the build is done (at once when it is a
+#     no-op): it waits on the build's lock, not on the timing tests. This overlaps only where the background is
+#     isolated in an idle cgroup (as root): the rehearsal's pods start sessions of their own, which autogroups would
+#     otherwise schedule as equals of the timing tests' pods. Elsewhere it runs after the timing tests.
+# In the foreground meanwhile: the timing tests that need no control plane, then, the build done, those that do.
 # A failed linter or pass fails `make test` once everything has run; a failed build stops it (half the tests need it).
 TEST_LOGS := .test-logs
 in_background = $(PYTHON) tools/lowest_priority.py $(MAKE) --no-print-directory $(2) > $(TEST_LOGS)/$(1).log 2>&1 & \
@@ -101,22 +101,18 @@ in_background = $(PYTHON) tools/lowest_priority.py $(MAKE) --no-print-directory 
 background_result = wait $$$(1); r=$$?; echo "== $(1) (background): exit $$r, log $(TEST_LOGS)/$(1).log"; \
 	cat $(TEST_LOGS)/$(1).log; if [ $$r -ne 0 ]; then rc=$$r; fi
 test:
-	@mkdir -p $(TEST_LOGS); rc=0; \
-	trap 'kill -- -$$control_plane -$$lint -$$parallel 2>/dev/null' EXIT; \
+	@mkdir -p $(TEST_LOGS); rc=0; parallel=; \
+	trap 'kill -- -$$control_plane -$$lint $${parallel:+-$$parallel} 2>/dev/null' EXIT; \
 	$(call in_background,control_plane,control-plane); \
 	$(MAKE) --no-print-directory setup chromium || exit $$?; \
 	$(call in_background,lint,-j 3 --output-sync=line ruff ansible-lint doc-check); \
+	if $(PYTHON) tools/lowest_priority.py --isolates; then \
+	  $(call in_background,parallel,control-plane pytest-parallel); fi; \
 	$(call pytest_pass,-m 'timing and not control_plane'); \
 	$(call background_result,lint); \
 	$(call background_result,control_plane); [ $$r -eq 0 ] || exit $$r; \
-	if $(PYTHON) tools/lowest_priority.py --isolates; then \
-	  $(call in_background,parallel,pytest-parallel); \
-	  $(call pytest_pass,-m 'timing and control_plane'); \
-	  $(call background_result,parallel); \
-	else \
-	  $(call pytest_pass,$(PARALLEL_PASS)); \
-	  $(call pytest_pass,-m 'timing and control_plane'); \
-	fi; \
+	$(call pytest_pass,-m 'timing and control_plane'); \
+	if [ -n "$$parallel" ]; then $(call background_result,parallel); else $(call pytest_pass,$(PARALLEL_PASS)); fi; \
 	exit $$rc
 
 ruff: setup

@@ -35,8 +35,9 @@ LIVE_ROUNDS = 6
 LIVE_TOLERANCE = 2 * TOLERANCE
 # One correction changes a table by at most this factor either way (the first replay can be far off).
 MAX_STEP = 4.0
-# Bump when the profile's shape or the replay changes, so cached profiles are made again.
-VERSION = 2
+# Bump when the profile's shape or the replay changes, so cached profiles are made again (3: the live stage's AIPerf
+# paces itself with the rehearsal's request-rate ceiling instead of polling at full speed beside the servers).
+VERSION = 3
 # Beside the control plane and the CRDs, under XDG_CACHE_HOME when it is set.
 DEFAULT_CACHE = cache_root() / "mocker-profiles"
 

@@ -11,6 +11,7 @@ benchmark really sees.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -27,9 +28,9 @@ from . import mocker_profile
 from .mocker_profile import PublishedFigures, Scales, TraceShape
 
 PORT = 8000
-# The rehearsal inventory's AIPerf settings (inventories/local/group_vars/dynamo_clusters/rehearsal.yml).
-AIPERF_WORKERS = 2
-AIPERF_EXTRA = ("--no-gpu-telemetry", "--no-server-metrics")
+# The rehearsal inventory: the benchmark's AIPerf settings, which calibration measures with too.
+REHEARSAL_SETTINGS = Path(__file__).resolve().parents[2] / "inventories" / "local" / "group_vars" / "dynamo_clusters" \
+    / "rehearsal.yml"
 Processes = Callable[[Path], list]   # profile path -> the RuntimeProcesses serving on 127.0.0.1:PORT
 
 
@@ -38,15 +39,27 @@ def aiperf_binary() -> str:
     return found
 
 
+@functools.cache
+def rehearsal_settings() -> dict:
+    import yaml
+
+    return yaml.safe_load(REHEARSAL_SETTINGS.read_text(encoding="utf-8"))
+
+
 def aiperf_args(served: str, tokenizer: str, trace_path: Path, concurrency: int, request_count: int,
                 artifact_dir: Path) -> list[str]:
-    """The benchmark Job's profiling run (render.aiperf_job), against the frontend on this namespace's loopback."""
+    """The benchmark Job's profiling run (render.aiperf_job) with the rehearsal inventory's AIPerf settings, against
+    the frontend on this namespace's loopback."""
+    settings = rehearsal_settings()
+    ceiling = float(settings.get("benchmark_request_rate_ceiling") or 0)
     return ["profile", "-m", served, "--tokenizer", tokenizer, "--url", f"http://127.0.0.1:{PORT}",
             "--endpoint-type", "chat", "--streaming", "--ui-type", "none", "--input-file", str(trace_path),
             "--custom-dataset-type", "mooncake_trace", "--request-count", str(request_count),
             "--prompt-input-tokens-block-size", "512", "--use-server-token-count", "--extra-inputs", "ignore_eos:true",
-            "--concurrency", str(concurrency), "--workers-max", str(AIPERF_WORKERS), "--random-seed", "42",
-            "--artifact-dir", str(artifact_dir), *AIPERF_EXTRA]
+            "--concurrency", str(concurrency), "--workers-max", str(settings["benchmark_workers_max"]),
+            "--random-seed", "42", "--artifact-dir", str(artifact_dir),
+            *(["--request-rate", f"{ceiling:g}", "--arrival-pattern", "constant"] if ceiling else []),
+            *settings.get("benchmark_aiperf_extra_args", [])]
 
 
 def medians(summary: dict) -> dict:

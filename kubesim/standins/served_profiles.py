@@ -29,15 +29,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 REHEARSAL_MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
 REHEARSAL_HF_HOME = REPO_ROOT / ".cache" / "huggingface"
 REHEARSAL_TRACE = REPO_ROOT / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
-REHEARSAL_SETTINGS = REPO_ROOT / "inventories" / "local" / "group_vars" / "dynamo_clusters" / "rehearsal.yml"
 
 
 def rehearsal_request_count() -> int:
     """How many requests of the trace the rehearsal's benchmark replays (the rehearsal inventory says), so that
     calibration measures the run the benchmark makes."""
-    import yaml
-
-    return int(yaml.safe_load(REHEARSAL_SETTINGS.read_text())["benchmark_request_count"])
+    return int(mocker_live.rehearsal_settings()["benchmark_request_count"])
 
 
 def rehearsal_model_path() -> Path:

@@ -130,7 +130,21 @@ def _int(value, name, filter_name, minimum=1):
     return number
 
 
-def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tokens_per_request=None):
+def _rate(value, name, filter_name):
+    """A requests/s value; blank or 0 is none."""
+    if value in (None, "", 0, "0"):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"{filter_name}: {name} must be a number of requests per second, got {value!r}.") from exc
+    if number < 0:
+        raise AnsibleFilterError(f"{filter_name}: {name} must be 0 (none) or positive, got {number:g}.")
+    return number or None
+
+
+def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tokens_per_request=None,
+                       request_rate_ceiling=None):
     plan = _require_plan(plan, "benchmark_estimate")
     trace = plan["benchmark"]["trace"]
     try:
@@ -142,6 +156,7 @@ def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tok
             expected=plan.get("expected"),
             time_budget_s=_int(time_budget, "time_budget", "benchmark_estimate"),
             warmup_requests=int(trace.get("warmup_requests", 5)),
+            request_rate_ceiling=_rate(request_rate_ceiling, "request_rate_ceiling", "benchmark_estimate"),
         )
     except PlanError as exc:
         return {"refused": True, "message": str(exc), "rule": exc.rule}
@@ -149,7 +164,8 @@ def benchmark_estimate(plan, concurrency, request_count, time_budget, output_tok
 
 
 def aiperf_job(plan, namespace, run_id, concurrency, request_count, image, deadline_s, warmup_isl=8000,
-               warmup_osl=1000, workers_max=None, extra_args=None, goodput=None, warmup_requests=None):
+               warmup_osl=1000, workers_max=None, extra_args=None, goodput=None, warmup_requests=None,
+               request_rate_ceiling=None):
     plan = _require_plan(plan, "aiperf_job")
     return render.aiperf_job(
         plan, _require_namespace(namespace, "aiperf_job"), run_id=str(run_id),
@@ -159,7 +175,8 @@ def aiperf_job(plan, namespace, run_id, concurrency, request_count, image, deadl
         warmup_requests=int(plan["benchmark"]["warmup_requests"] if warmup_requests in (None, "") else warmup_requests),
         warmup_isl=_int(warmup_isl, "warmup_isl", "aiperf_job"), warmup_osl=_int(warmup_osl, "warmup_osl", "aiperf_job"),
         workers_max=_int(workers_max, "workers_max", "aiperf_job") if workers_max else None,
-        extra_args=list(extra_args or []), goodput=str(goodput) if goodput else None)
+        extra_args=list(extra_args or []), goodput=str(goodput) if goodput else None,
+        request_rate_ceiling=_rate(request_rate_ceiling, "request_rate_ceiling", "aiperf_job"))
 
 
 def node_capacity(nodes, gpu_resource, extra_resources=None):

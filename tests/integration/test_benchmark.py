@@ -232,3 +232,10 @@ def test_a_run_that_cannot_finish_in_the_budget_is_refused_before_the_job(deploy
     assert run.rc != 0
     assert "benchmark_time_budget=1200" in run.output and "requests fit" in run.output
     assert items(env.dyn, "batch/v1", "Job", env.namespace) == []
+    # with a request-rate ceiling that would pace the run as well, both rules at once
+    run = env.run("benchmark.yml", *TARGET, "-e", "benchmark_request_count=3541", "-e", "benchmark_time_budget=1200",
+                  "-e", "benchmark_request_rate_ceiling=0.5")
+    assert run.rc != 0
+    assert "benchmark-exceeds-time-budget" in run.output and "benchmark-request-rate-ceiling-too-low" in run.output
+    assert "benchmark_request_rate_ceiling>=" in run.output
+    assert items(env.dyn, "batch/v1", "Job", env.namespace) == []

@@ -332,17 +332,22 @@ def _job_report_script() -> str:
 
 def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_count: int, image: str,
                deadline_s: int, warmup_requests: int = 5, warmup_isl: int = 8000, warmup_osl: int = 1000,
-               workers_max: int | None = None, extra_args: list | None = None, goodput: str | None = None) -> dict:
+               workers_max: int | None = None, extra_args: list | None = None, goodput: str | None = None,
+               request_rate_ceiling: float | None = None) -> dict:
     """The recipe's AIPerf Job: five sequential warm-up requests, then the agentic trace replayed with
     mooncake_trace, streaming, at the target's concurrency; artifacts on the PVC under a per-run
     directory; the summary printed between markers so it travels through the pod log.
 
-    ``goodput`` is AIPerf's ``--goodput`` value (the user's objectives, per request). After AIPerf the Job
+    ``goodput`` is AIPerf's ``--goodput`` value (the user's objectives, per request). ``request_rate_ceiling``
+    (requests/s) adds ``--request-rate`` with constant arrivals to both runs: at a fixed concurrency alone AIPerf
+    0.13 polls for a free slot without sleeping, one core at 100 % for the whole run, while with a rate it
+    tries once per tick (a freed slot waits at most one tick). After AIPerf the Job
     prints the run's facts (trace checksums, UTC times) and one compact row per request
     (``aiperf_job_report``)."""
     trace = plan["benchmark"]["trace"]
     common = ('-m "$TARGET_MODEL" --tokenizer "$TOKENIZER" --url "http://$ENDPOINT" --endpoint-type chat '
-              "--streaming --ui-type simple")
+              "--streaming --ui-type simple "
+              '${REQUEST_RATE_CEILING:+--request-rate "$REQUEST_RATE_CEILING" --arrival-pattern constant}')
     extra = " ".join(str(a) for a in (extra_args or []))
     script = "\n".join([
         "set -u",
@@ -390,6 +395,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
         "ROOT_ARTIFACT_DIR": AIPERF_ROOT,
         "RUN_ID": run_id,
         **({"GOODPUT": goodput} if goodput else {}),
+        **({"REQUEST_RATE_CEILING": f"{float(request_rate_ceiling):g}"} if request_rate_ceiling else {}),
         "HF_HOME": TRACE_MOUNT,
         "HF_HUB_OFFLINE": "1",
         "AIPERF_HTTP_CONNECTION_LIMIT": "200",

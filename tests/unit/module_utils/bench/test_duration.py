@@ -44,3 +44,25 @@ def test_lower_concurrency_scales_the_expected_throughput_down():
 def test_targets_without_figures_use_a_stated_assumption():
     est = estimate(request_count=500, output_tokens_per_request=400, concurrency=8, expected=None, time_budget_s=10**6)
     assert "no published figures" in est["basis"]
+
+
+def test_a_request_rate_ceiling_that_would_limit_the_run_is_refused_with_the_least_that_does_not():
+    # gb300 at 16: 635.8 tokens/s / 400 tokens = about 1.6 requests/s, so at least 4 x 1.6
+    with pytest.raises(PlanError) as info:
+        estimate(request_count=100, output_tokens_per_request=400, concurrency=16, expected=GB300,
+                 time_budget_s=10**6, request_rate_ceiling=5)
+    err = info.value
+    assert err.rule == "benchmark-request-rate-ceiling-too-low"
+    least = int(err.valid[0].split(">=")[1])
+    assert least == 7
+    est = estimate(request_count=100, output_tokens_per_request=400, concurrency=16, expected=GB300,
+                   time_budget_s=10**6, request_rate_ceiling=least)
+    assert est["request_rate_per_s"] == pytest.approx(635.8 / 400, rel=0.01)
+
+
+def test_a_run_over_budget_and_under_a_low_ceiling_names_both_rules():
+    with pytest.raises(PlanError) as info:
+        estimate(request_count=3541, output_tokens_per_request=400, concurrency=16, expected=GB300,
+                 time_budget_s=3600, request_rate_ceiling=1)
+    text = str(info.value)
+    assert "benchmark-exceeds-time-budget" in text and "benchmark-request-rate-ceiling-too-low" in text

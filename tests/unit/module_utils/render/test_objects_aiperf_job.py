@@ -1,5 +1,8 @@
 """The AIPerf Job follows the recipe and validates as a Kubernetes Job."""
 
+import os
+import subprocess
+
 import kubernetes_validate
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan
@@ -44,3 +47,24 @@ def test_artifacts_go_to_a_per_run_directory_and_extra_args_pass_through():
     assert e["RUN_ID"] == "20261129T120000Z-c20" and e["ROOT_ARTIFACT_DIR"] == "/model-cache/perf"
     assert e["WORKERS_MAX"] == "2"
     assert "--no-gpu-telemetry" in j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+
+
+def _aiperf_arguments(j):
+    """What each ``aiperf profile`` line of the Job's script passes, expanded by sh with the Job's environment."""
+    script = j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    lines = [line for line in script.splitlines() if line.startswith("aiperf profile")]
+    environment = {"PATH": os.environ["PATH"], **env(j), "RUN_DIR": "/run"}
+    return [subprocess.run(["sh", "-c", line.replace("aiperf profile", "printf '%s\\n'", 1).split(" || ")[0]],
+                           env=environment, capture_output=True, text=True, check=True).stdout.split("\n")
+            for line in lines]
+
+
+def test_a_request_rate_ceiling_reaches_the_warm_up_and_the_replay_and_none_leaves_the_recipe_alone():
+    with_ceiling = _aiperf_arguments(job(request_rate_ceiling=200)[1])
+    assert len(with_ceiling) == 2
+    for args in with_ceiling:
+        at = args.index("--request-rate")
+        assert args[at + 1] == "200" and args[args.index("--arrival-pattern") + 1] == "constant"
+    for args in _aiperf_arguments(job()[1]):
+        assert "--request-rate" not in args and "--arrival-pattern" not in args
+        assert "--concurrency" in args
