@@ -139,7 +139,9 @@ def test_error_injection_is_evenly_spread_and_live(frontend):
 
 
 def test_speed_factor_slows_down(frontend):
-    body = chat(max_tokens=20)
+    # 100 tokens (0.52 s quiet, 1.04 s slowed): with 20 (0.125 s) a 65 ms stall of a loaded worker during the fast
+    # request alone made it look only 1.3x faster (make test, 2026-12-06)
+    body = chat(max_tokens=100)
     fast = request(frontend, "/v1/chat/completions", body)[4]
     frontend.update(speed_factor=0.5)
     slow = request(frontend, "/v1/chat/completions", body)[4]
