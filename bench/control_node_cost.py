@@ -100,6 +100,9 @@ def created_objects(cluster) -> list[dict]:
     return out
 
 
+CLAIM_BINDING_ANNOTATIONS = ("pv.kubernetes.io/", "volume.kubernetes.io/", "volume.beta.kubernetes.io/")
+
+
 def strip_server_fields(obj: dict) -> dict:
     obj.pop("status", None)
     meta = obj["metadata"]
@@ -119,6 +122,10 @@ def strip_server_fields(obj: dict) -> dict:
             spec.pop(key, None)
     if obj["kind"] == "PersistentVolumeClaim":
         spec.pop("volumeName", None)
+        # the PV controller's marks of a claim it bound: kept, they make the real controller take the claim for one
+        # bound to a volume that is gone (ClaimLost), and the download Job's pod never schedules
+        for key in [k for k in meta.get("annotations") or {} if k.startswith(CLAIM_BINDING_ANNOTATIONS)]:
+            meta["annotations"].pop(key)
     return obj
 
 
