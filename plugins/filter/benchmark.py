@@ -61,6 +61,9 @@ def benchmark_options(options):
     except bench_cost.CostError as exc:
         errors.append(str(exc))
         price = None
+    ceiling = options.get("request_rate_ceiling")
+    ceiling = 0.0 if ceiling in BLANK else _float(ceiling, "benchmark_request_rate_ceiling (requests/s, 0 for none)",
+                                                  errors, 0.0, float("inf"))
     compare = options.get("compare")
     compare = "" if compare is False or compare in BLANK else str(compare).strip()
     if compare and any(c.isspace() for c in compare):
@@ -92,7 +95,8 @@ def benchmark_options(options):
             search = {"candidates": cands, "start": published, "max_runs": max_runs or 1,
                       "precision": precision if precision is not None else bench_search.DEFAULT_PRECISION}
     return {"errors": errors, "slo": slo, "goodput_arg": bench_slo.goodput_arg(slo), "slo_attainment": attainment,
-            "goodput_min": goodput_min, "gpu_hour_cost": price, "compare": compare, "search": search}
+            "goodput_min": goodput_min, "gpu_hour_cost": price, "compare": compare, "search": search,
+            "request_rate_ceiling": ceiling}
 
 
 def _history(points):

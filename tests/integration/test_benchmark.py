@@ -217,11 +217,12 @@ def test_bad_options_are_refused_before_anything_runs(bench_env):
     before = set(run_dirs(results))
     run = env.run("benchmark.yml", *TARGET, "-e", json.dumps({
         "benchmark_slo": {"ttft": 300, "itl_ms": "fast"}, "benchmark_gpu_hour_cost": -1,
-        "benchmark_compare_gate": True, "benchmark_concurrency": [0, 16]}))
+        "benchmark_compare_gate": True, "benchmark_concurrency": [0, 16], "benchmark_request_rate_ceiling": -5}))
     assert run.rc != 0
     for part in ("Benchmark refused:", "unknown objective 'ttft'", "itl_ms must be a number",
                  "benchmark_gpu_hour_cost must be >= 0", "benchmark_compare_gate needs benchmark_compare",
-                 "benchmark_concurrency must be a positive number"):
+                 "benchmark_concurrency must be a positive number",
+                 "benchmark_request_rate_ceiling (requests/s, 0 for none) must be in [0, inf], got -5"):
         assert part in run.output, part
     assert "Restart the workers" not in run.stdout and set(run_dirs(results)) == before
 

@@ -13,17 +13,18 @@ BASE = {"slo": {}, "slo_attainment": 0.95, "goodput_min": 0, "gpu_hour_cost": No
 def test_defaults_change_nothing():
     out = benchmark_options(BASE)
     assert out == {"errors": [], "slo": {}, "goodput_arg": None, "slo_attainment": 0.95, "goodput_min": 0.0,
-                   "gpu_hour_cost": None, "compare": "", "search": None}
+                   "gpu_hour_cost": None, "compare": "", "search": None, "request_rate_ceiling": 0.0}
 
 
 def test_every_problem_at_once():
     out = benchmark_options({**BASE, "slo": {"ttft": 1}, "slo_attainment": 0, "gpu_hour_cost": "cheap",
                              "compare": "last week", "compare_gate": True, "search": True, "search_max": 1,
-                             "search_max_runs": 0})
+                             "search_max_runs": 0, "request_rate_ceiling": "fast"})
     text = " | ".join(out["errors"])
     for part in ("unknown objective 'ttft'", "benchmark_slo_attainment must be in (0, 1]", "benchmark_gpu_hour_cost",
                  "benchmark_compare must be 'previous'", "benchmark_search_max_runs must be >= 1",
-                 "benchmark_search needs benchmark_slo", "benchmark_search_min < benchmark_search_max"):
+                 "benchmark_search needs benchmark_slo", "benchmark_search_min < benchmark_search_max",
+                 "benchmark_request_rate_ceiling (requests/s, 0 for none) must be a number"):
         assert part in text, part
     assert "benchmark_compare_gate needs benchmark_compare" in benchmark_options({**BASE, "compare_gate": True})["errors"][0]
 
