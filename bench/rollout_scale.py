@@ -3,11 +3,16 @@
 For each emulation profile, starts as many kubesim clusters as the largest size in ONE daemon (temporary state dir, ``gb300:1``
 each), writes a temporary inventory of N hosts (all sku=gb300 mode=agg, one context each, the variables
 of inventories/local/group_vars) and runs the rollout with ``--forks`` N (one slot per cluster). The one-batch
-plan runs as ``--slices`` ansible-playbook processes at once (default: one more than the cores), each on every S-th
-host, as AWX's job slicing runs a template with ``job_slice_count`` S; ``--slices 1`` runs it as one process. One
-more than the cores because each slice runs its hosts in lockstep (Ansible's linear strategy): while every host
-of one slice waits for its clusters, the others use the core. On 2 cores, 16 clusters that answer at once took
-16.8-17.4 s on two slices, 23-27 % over the CPU floor, and 15.7-16.3 s on three, 12 % over (2026-12-06):
+plan runs as ``--slices`` ansible-playbook processes at once (default: two per core), each on every S-th host, as
+AWX's job slicing runs a template with ``job_slice_count`` S; ``--slices 1`` runs it as one process. More slices
+than cores because each slice runs its hosts in lockstep (Ansible's linear strategy): while every host of one
+slice waits for its clusters, the other slice on that core uses it. Two per core rather than one more than the
+cores: S slices of 16 or 100 hosts are equal when S is 4 (three are 6/5/5 or 34/33/33, and the largest then runs
+alone at the end). On 2 cores, 16 clusters that answer at once, five runs of each, alternated (2026-12-06):
+three slices 15.2-17.2 s (median 15.5), 9.9-11.9 % over the CPU floor; four 15.8-16.3 s (median 16.1), 6.6-7.6 %
+over. Four leave less of the cores idle, but the fourth process's own start-up (about 1.6 CPU-seconds: Ansible,
+the kubernetes client, the roles) costs more wall time than the overlap wins back. Two slices were 23-27 % over
+(before kubesim's reconcile loop looked again when a pod was due, 2026-12-06). The plans:
 
 * ``all-at-once``: ``-e '{"rollout_serial": ["100%"]}'`` (one batch): the goal, 16 clusters in under
   2x the time of one, is about this plan;
@@ -271,9 +276,9 @@ def main() -> int:
     ap.add_argument("--profiles", default="cluster-bound,controller-bound")
     ap.add_argument("--forks", type=int, default=None,
                     help="Ansible's --forks; default: the run's cluster count, so that all at once is at once")
-    ap.add_argument("--slices", type=int, default=(os.cpu_count() or 1) + 1,
+    ap.add_argument("--slices", type=int, default=2 * (os.cpu_count() or 1),
                     help="run the one-batch plan as this many ansible-playbook processes, each on its share of the"
-                         " inventory, as AWX's job slicing does (default: one more than the cores; 1: one process)")
+                         " inventory, as AWX's job slicing does (default: two per core; 1: one process)")
     ap.add_argument("--run-timeout", type=float, default=1500.0, help="seconds per ansible-playbook run")
     ap.add_argument("--keep-logs", default=None, help="copy the playbook logs to this directory")
     a = ap.parse_args()

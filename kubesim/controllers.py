@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 from .garbage_collector import GarbageCollector
 from .jobs import JobController
 from .objects import PLATFORM_NAMESPACES, PODS, owner_ref, pod_requests, set_condition
-from .pod_lifecycle import PodLifecycle, PodRuntime
+from .pod_lifecycle import PodLifecycle, PodRuntime, next_due, phase_and_readiness
 from .scheduler import Scheduler
 from .serving import Serving
 from .standins.operator import OPERATOR_FIELD_MANAGER, DynamoOperator
@@ -99,9 +99,17 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
                 self.reconcile()
             except Exception:
                 log.exception("reconcile failed on cluster %s", self.cluster.index)
-            self.wake.wait(self.cfg.reconcile_interval)
+            self.wake.wait(self._seconds_to_next_pass())
             self.wake.clear()
             time.sleep(0.02)
+
+    def _seconds_to_next_pass(self) -> float:
+        """The reconcile interval, or less when a pod or an image pull is due sooner: a cluster that answers at
+        once is seen to answer then, not up to an interval later."""
+        now = time.time()
+        due = [t for t in (next_due(list(self.runtimes.values()), self.cfg.ready_seconds, now),
+                           self.images.next_pull_done()) if t is not None]
+        return min([self.cfg.reconcile_interval] + [max(0.0, t - now) for t in due])
 
     def reconcile(self) -> None:
         with self.store.lock:
@@ -229,3 +237,7 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
                 p = self.store.raw_put(PODS, p)
                 self.event(p, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}", "default-scheduler")
             self.kubelet(p, faults)
+            if phase_and_readiness(self.store.raw_get(PODS, ns, name)) != phase_and_readiness(p):
+                # the Job controller and the operator ran earlier in this pass: they see the change in the next
+                # pass, now, not an interval later (a status write wakes nobody, so that progress does not spin)
+                self.wake.set()

@@ -44,6 +44,22 @@ class PodRuntime:
     folders: pod_env.PodFolders | None = None    # a process's own folders, while it has one
 
 
+def next_due(runtimes, ready_seconds: float, now: float) -> float | None:
+    """When the soonest pod is due to change by itself (a worker turns Ready, a simulated or downloading
+    container exits); None when none is."""
+    due = (rt.started + ready_seconds if rt.kind == "server" and rt.progress < 100
+           else rt.started + rt.duration if rt.kind in ("sim", "download") and rt.duration > 0
+           else None for rt in runtimes)
+    return min((d for d in due if d is not None and d > now), default=None)
+
+
+def phase_and_readiness(pod: dict | None) -> tuple[str | None, str | None]:
+    """What the Job controller and the operator act on in a pod's status."""
+    status = (pod or {}).get("status") or {}
+    ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    return status.get("phase"), ready
+
+
 class PodLifecycle:
     """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cfg``,
     ``cluster``, ``event``, ``frontend_port_for_service``, ``images``, ``logs_dir``, ``pods_dir``, ``pvc_dir``,

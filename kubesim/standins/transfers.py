@@ -68,6 +68,12 @@ class NodeImages:
                 wait = max(wait, ready_at - now)
         return wait, images
 
+    def next_pull_done(self) -> float | None:
+        """When the soonest pull under way finishes (None: none is under way)."""
+        now = self._clock()
+        with self._lock:
+            return min((t for t in self._ready_at.values() if t > now), default=None)
+
     def present(self, node: str) -> list[str]:
         """The images whose pull on ``node`` has finished."""
         now = self._clock()

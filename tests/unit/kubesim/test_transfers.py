@@ -60,3 +60,17 @@ def test_download_commands_of_every_source_are_recognised():
     s3 = 'aws s3 sync "s3://w/p/hub/models--meta-models--Muse-NVFP4" "/model/hub/models--meta-models--Muse-NVFP4" --x'
     assert download.is_download(s3) and download.download_repos(s3) == ["meta-models/Muse-NVFP4"]
     assert not download.is_download("hf cache verify org/m")
+
+
+def test_the_soonest_pull_under_way_is_when_the_kubelet_looks_again():
+    clock = Clock()
+    images = transfers.NodeImages(40, ("aiperf", "curl", "python"), clock=clock)
+    assert images.next_pull_done() is None
+    images.remaining(pod("n1"))
+    clock.now += 10
+    images.remaining(pod("n2"))
+    assert images.next_pull_done() == 1040.0
+    clock.now += 30
+    assert images.next_pull_done() == 1050.0
+    clock.now += 10
+    assert images.next_pull_done() is None
