@@ -181,10 +181,13 @@ def test_crashloop_fault(backend_faults, backend_dynamic, backend_client, backen
     pod = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items[0]
     tail = core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=5)
     assert "Traceback" in tail or "RuntimeError" in tail
-    # the operator reconciles on its own watch: the condition may still describe the pod before it was scheduled
+    # the operator reconciles on its own watch: the condition may still describe the pod before it was scheduled, or
+    # a pod Pending for capacity beside the crash-looping one (reason insufficient_capacity, once in a full `make test`
+    # on the session's shared real control plane); it settles on the crash loop alone
     c = wait_for(lambda: (r := cond(dgds.get(namespace=ns, name="crashy"), "Ready")) and "CrashLoopBackOff" in
-                 r.get("message", "") and r, timeout=20, what="the graph's condition naming the crash loop")
-    assert c["status"] == "False" and c["reason"] == "pods_not_ready"
+                 r.get("message", "") and r.get("reason") == "pods_not_ready" and r, timeout=40,
+                 what="the graph's condition naming the crash loop, reason pods_not_ready")
+    assert c["status"] == "False"
     assert dgds.get(namespace=ns, name="crashy").status.state == "failed"
 
 
