@@ -55,6 +55,8 @@ class PublishedFigures:
     ttft_ms: float
     tokens_per_s_per_user: float
     concurrency: int
+    # the whole run's output tokens/s: the gate checks it too, and calibration balances it against the per-user speed
+    output_tokens_per_s: float | None = None
 
     @property
     def itl_ms(self) -> float:
@@ -76,7 +78,12 @@ class PublishedFigures:
                 problems.append(f"{ANNOTATION_PREFIX}{key}={raw!r} (must be > 0)")
         if problems:
             raise ProfileError("the workload's published figures are missing or invalid: " + ", ".join(problems))
-        return cls(values["ttft_ms"], values["tokens_per_s_per_user"], max(1, round(values["concurrency"])))
+        try:
+            throughput = float(annotations.get(ANNOTATION_PREFIX + "expected-output-tps"))
+        except (TypeError, ValueError):     # a workload rendered before it was annotated: the per-user speed alone
+            throughput = None
+        return cls(values["ttft_ms"], values["tokens_per_s_per_user"], max(1, round(values["concurrency"])),
+                   throughput if throughput and throughput > 0 else None)
 
 
 @dataclass(frozen=True)

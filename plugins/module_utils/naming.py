@@ -32,4 +32,5 @@ EXPECTED_ANNOTATIONS = {
     "ttft_p50_ms": "inferops.dynamo/expected-ttft-p50-ms",
     "output_tokens_per_s_per_user_p50": "inferops.dynamo/expected-output-tps-per-user-p50",
     "concurrency": "inferops.dynamo/expected-concurrency",
+    "output_tokens_per_s": "inferops.dynamo/expected-output-tps",
 }

@@ -140,3 +140,46 @@ def test_a_figure_that_grows_faster_than_its_table_converges_instead_of_oscillat
     result = mc.calibrate(figures, queueing)
     assert result.measured["ttft_p50_ms"] == pytest.approx(figures.ttft_ms, rel=mc.TOLERANCE)
     assert result.rounds <= 5
+
+
+def short_run(scales: mp.Scales) -> dict:
+    """engine_under_load, with the output tokens/s of a short run at the published concurrency: its first wave's
+    prefills queue and it ends on a partial wave, so it streams 9 % less than the published run per unit of
+    per-user speed (gb300 agg, 36 requests at 16)."""
+    measured = engine_under_load(scales)
+    published_ratio = 635.8 / FIGURES.tokens_per_s_per_user
+    return {**measured, "output_tokens_per_s": 0.91 * published_ratio * measured["tokens_per_s_per_user_p50"]}
+
+
+def test_the_per_user_speed_is_balanced_against_the_output_tokens_per_s_the_gate_checks_too():
+    figures = mp.PublishedFigures(FIGURES.ttft_ms, FIGURES.tokens_per_s_per_user, FIGURES.concurrency, 635.8)
+    result = mc.calibrate(figures, short_run)
+    speed = result.measured["tokens_per_s_per_user_p50"] / figures.tokens_per_s_per_user - 1
+    throughput = result.measured["output_tokens_per_s"] / figures.output_tokens_per_s - 1
+    # aimed at the published speed, the throughput would be 9 % short; balanced, both are within half the gate
+    assert 0.03 < speed <= mc.SPEED_SHIFT_MAX + mc.TOLERANCE and -0.07 < throughput < -0.03
+    assert speed == pytest.approx(-throughput, abs=mc.TOLERANCE)
+    # without the published output tokens/s, the published speed is the aim
+    plain = mc.calibrate(FIGURES, short_run)
+    assert plain.measured["tokens_per_s_per_user_p50"] == pytest.approx(FIGURES.tokens_per_s_per_user, rel=mc.TOLERANCE)
+
+
+def test_the_speed_goal_moves_at_most_its_bound_from_the_published_speed():
+    figures = mp.PublishedFigures(FIGURES.ttft_ms, FIGURES.tokens_per_s_per_user, FIGURES.concurrency, 635.8)
+    far_short = {"tokens_per_s_per_user_p50": 50.0, "output_tokens_per_s": 300.0}
+    assert mc.speed_goal(figures, far_short) == pytest.approx(figures.tokens_per_s_per_user * (1 + mc.SPEED_SHIFT_MAX))
+    assert mc.speed_goal(figures, {"tokens_per_s_per_user_p50": 50.0}) == figures.tokens_per_s_per_user
+
+
+def test_the_per_user_speed_can_keep_a_tighter_tolerance_than_the_ttft():
+    def speed_four_percent_over(scales):
+        measured = engine_under_load(scales)
+        return {**measured, "ttft_p50_ms": FIGURES.ttft_ms * 1.05,
+                "tokens_per_s_per_user_p50": measured["tokens_per_s_per_user_p50"] * 1.04}
+
+    start = mc.calibrate(FIGURES, engine_under_load).scales
+    loose = mc.calibrate(FIGURES, speed_four_percent_over, start=start, tolerance=0.06)
+    assert loose.rounds == 1      # 5 % TTFT and 4 % speed: within 6 % both
+    tight = mc.calibrate(FIGURES, speed_four_percent_over, start=start, tolerance=0.06, speed_tolerance=0.03)
+    assert tight.rounds > 1 and tight.scales.decode > start.decode
+    assert tight.measured["tokens_per_s_per_user_p50"] == pytest.approx(FIGURES.tokens_per_s_per_user, rel=0.03)

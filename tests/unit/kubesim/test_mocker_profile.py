@@ -17,6 +17,9 @@ def test_figures_come_from_the_annotations_the_collection_renders():
     fig = mp.PublishedFigures.from_annotations(ann)
     assert (fig.ttft_ms, fig.tokens_per_s_per_user, fig.concurrency) == (221.7, 57.43, 12)
     assert fig.itl_ms == pytest.approx(1000 / 57.43)
+    assert fig.output_tokens_per_s is None      # a workload rendered before it was annotated
+    with_throughput = mp.PublishedFigures.from_annotations({**ann, "inferops.dynamo/expected-output-tps": "620.5"})
+    assert with_throughput.output_tokens_per_s == 620.5
 
 
 def test_missing_and_invalid_figures_are_named_all_at_once():
