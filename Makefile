@@ -28,7 +28,7 @@ NODES ?=
 BACKEND ?= kubesim
 
 .PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean control-plane engine-parsers chromium constraints pytest-parallel
+	rollout-demo bench clean control-plane engine-parsers chromium constraints pytest-parallel profiles
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster (the real Dynamo runtime as root), deploy gb300/agg, smoke-test, benchmark, report"
@@ -104,7 +104,7 @@ test:
 	@mkdir -p $(TEST_LOGS); rc=0; parallel=; \
 	trap 'kill -- -$$control_plane -$$lint $${parallel:+-$$parallel} 2>/dev/null' EXIT; \
 	$(call in_background,control_plane,control-plane); \
-	$(MAKE) --no-print-directory setup chromium || exit $$?; \
+	$(MAKE) --no-print-directory setup chromium profiles || exit $$?; \
 	$(call in_background,lint,-j 3 --output-sync=line ruff ansible-lint doc-check); \
 	if $(PYTHON) tools/lowest_priority.py --isolates; then \
 	  $(call in_background,parallel,control-plane pytest-parallel); fi; \
@@ -114,6 +114,11 @@ test:
 	$(call pytest_pass,-m 'timing and control_plane'); \
 	if [ -n "$$parallel" ]; then $(call background_result,parallel); else $(call pytest_pass,$(PARALLEL_PASS)); fi; \
 	exit $$rc
+
+# Every rehearsal target's mocker profile, calibrated one at a time on the machine as it is (cached: a no-op once
+# made), before a test pass serves any of them beside other work (tools/calibrate_rehearsal_profiles.py).
+profiles: setup
+	$(BIN)/python tools/calibrate_rehearsal_profiles.py
 
 ruff: setup
 	$(BIN)/ruff check .
@@ -186,10 +191,10 @@ sim-stop: setup
 SKU ?= gb300
 MODE ?= agg
 # The demo's cluster serves with the real Dynamo runtime (frontend and mocker engines, calibrated on first use) where
-# it can: its network namespace needs root and iproute2. Elsewhere, and with MODEL_SERVERS=simulated, the emulator's
-# own frontend serves. Three runs on a quiet machine (2026-12-06, AIPerf paced): TTFT p50 182.6, 180.7 and 181.4 ms
-# (177.9 published), gate passed at the default 10 % (docs/dynamo-runtime.md).
-MODEL_SERVERS ?= $(shell [ "$$(id -u)" -eq 0 ] && command -v ip >/dev/null 2>&1 && echo dynamo || echo simulated)
+# it can: its network namespace needs root and iproute2 (kubesim/standins/model_servers.py). MODEL_SERVERS=simulated
+# serves with the emulator's own frontend. Three runs on a quiet machine (2026-12-06, AIPerf paced): TTFT p50 182.6,
+# 180.7 and 181.4 ms (177.9 published), gate passed at the default 10 % (docs/dynamo-runtime.md).
+MODEL_SERVERS ?=
 demo: setup
 	KUBESIM_MODEL_SERVERS=$(MODEL_SERVERS) $(BIN)/python -m kubesim start --clusters 1 \
 	  $(if $(DYNAMO_CRD_DIR),--crd-dir $(DYNAMO_CRD_DIR))

@@ -1,12 +1,11 @@
 """The emulator backend: N simulated clusters (kubesim/cluster.py) in the daemon's process.
 
-With the real Dynamo runtime as model servers (``KUBESIM_MODEL_SERVERS=dynamo``), each cluster gets a network namespace
+With the real Dynamo runtime as model servers (wherever it can run, or ``KUBESIM_MODEL_SERVERS=dynamo``), each cluster gets a network namespace
 of its own, as on the real backend: the runtime's processes bind their pods' IPs and advertise loopback addresses
 there (docs/dynamo-runtime.md)."""
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 from dataclasses import asdict
@@ -16,7 +15,7 @@ from .cluster import SimCluster
 from .control_plane import netns
 from .control_plane.backend import state_prefix
 from .inventory import ClusterConfig
-from .standins.model_servers import MODEL_SERVERS_ENV, runtime_wanted
+from .standins.model_servers import MODEL_SERVERS_ENV, runtime_unavailable, runtime_wanted
 
 USER = "kubesim-user"
 
@@ -41,9 +40,10 @@ class EmulatorBackend:
 
     def start(self) -> None:
         if runtime_wanted():
-            if os.geteuid() != 0:
-                raise RuntimeError(f"{MODEL_SERVERS_ENV}=dynamo serves each cluster in a network namespace of its own, "
-                                   "which needs root: run as root, or unset it to serve with the simulated frontend")
+            problem = runtime_unavailable()
+            if problem:
+                raise RuntimeError(f"{MODEL_SERVERS_ENV}=dynamo cannot serve here: {problem}; "
+                                   f"{MODEL_SERVERS_ENV}=simulated serves with the emulator's frontend")
             self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
             netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
             for ns in self.spaces:

@@ -21,6 +21,7 @@ from .objects import PODS, parse_ts, pod_ip, set_condition
 from .standins import pod_env, transfers
 from .standins.download import SimulatedDownload, download_failure, download_repos, is_download
 from .standins.kubelet import crash_traceback, image_pull_failure, unpullable_image
+from .standins.operator_rules import pod_ready
 from .store import now
 
 log = logging.getLogger("kubesim.controllers")
@@ -43,21 +44,24 @@ class PodRuntime:
     duration: float = 0.0
     folders: pod_env.PodFolders | None = None    # a process's own folders, while it has one
 
+    def due(self, ready_seconds: float) -> float | None:
+        """When this container changes by itself: a loading worker turns Ready, a simulated or downloading container
+        exits. A real process has no known end (its exit is polled)."""
+        if self.kind == "server" and self.progress < 100:
+            return self.started + ready_seconds
+        if self.kind in ("sim", "download") and self.duration > 0:
+            return self.started + self.duration
+        return None
+
 
 def next_due(runtimes, ready_seconds: float, now: float) -> float | None:
-    """When the soonest pod is due to change by itself (a worker turns Ready, a simulated or downloading
-    container exits); None when none is."""
-    due = (rt.started + ready_seconds if rt.kind == "server" and rt.progress < 100
-           else rt.started + rt.duration if rt.kind in ("sim", "download") and rt.duration > 0
-           else None for rt in runtimes)
-    return min((d for d in due if d is not None and d > now), default=None)
+    """When the soonest pod is due to change by itself; None when none is."""
+    return min((d for rt in runtimes if (d := rt.due(ready_seconds)) is not None and d > now), default=None)
 
 
-def phase_and_readiness(pod: dict | None) -> tuple[str | None, str | None]:
+def phase_and_readiness(pod: dict | None) -> tuple[str | None, bool]:
     """What the Job controller and the operator act on in a pod's status."""
-    status = (pod or {}).get("status") or {}
-    ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
-    return status.get("phase"), ready
+    return ((pod or {}).get("status") or {}).get("phase"), pod is not None and pod_ready(pod)
 
 
 class PodLifecycle:

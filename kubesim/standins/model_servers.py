@@ -46,10 +46,10 @@ from .worker_metadata import WorkerMetadata
 
 log = logging.getLogger("kubesim.standins.model_servers")
 
-# KUBESIM_MODEL_SERVERS=dynamo when a rehearsal starts: its serving pods run the real Dynamo runtime (this module), on
-# either backend, instead of our simulated frontend; not the default yet (docs/dynamo-runtime.md: its figures under
-# the test suite's load).
+# KUBESIM_MODEL_SERVERS when a rehearsal starts: `dynamo` (its serving pods run the real Dynamo runtime, this module, on
+# either backend) or `simulated` (the emulator's own frontend); unset, the runtime serves wherever it can run.
 MODEL_SERVERS_ENV = "KUBESIM_MODEL_SERVERS"
+MODEL_SERVER_CHOICES = ("dynamo", "simulated")
 SERVING = "kubesim.inferops.dev/serving"
 STARTING, UP = "starting", "up"
 # What the operator sets on worker pods: the system server (health for the probes, /metrics) on 9090, healthy
@@ -65,8 +65,26 @@ PLANNER_TYPE = "planner"
 POD_RUNTIME_ENV = ("DYN_NAMESPACE",)
 
 
+def runtime_unavailable() -> str | None:
+    """None when this machine can serve with the runtime, else why not: each cluster's processes live in a network
+    namespace (root, iproute2), run by the runtime's own virtualenv (`make setup`)."""
+    if os.geteuid() != 0:
+        return "its network namespaces need root"
+    if shutil.which("ip") is None:
+        return "its network namespaces need iproute2 (`ip`)"
+    return rt.available()
+
+
 def runtime_wanted() -> bool:
-    return os.environ.get(MODEL_SERVERS_ENV) == "dynamo"
+    """Whether a rehearsal starting now serves with the real Dynamo runtime: as KUBESIM_MODEL_SERVERS says, else
+    wherever it can (the emulator's simulated frontend serves elsewhere)."""
+    chosen = os.environ.get(MODEL_SERVERS_ENV, "")
+    if chosen and chosen not in MODEL_SERVER_CHOICES:
+        raise ValueError(f"{MODEL_SERVERS_ENV}={chosen!r}: choose one of {', '.join(MODEL_SERVER_CHOICES)}, "
+                         "or leave it unset (the runtime wherever it can run)")
+    if chosen:
+        return chosen == "dynamo"
+    return runtime_unavailable() is None
 
 
 def _ready(obj: dict) -> bool:

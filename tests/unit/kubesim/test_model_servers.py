@@ -221,3 +221,31 @@ def test_a_profile_is_made_once_in_the_background_and_a_failed_one_serves_uncali
     assert fallback.is_file() and "uncalibrated" in str(fallback)               # serves, off the published figures
     assert sorted(made) == sorted([good["metadata"]["name"], bad["metadata"]["name"]])   # once each
     assert "AIPerf failed" in next(iter(profiles.failed.values()))
+
+
+# ---------------------------------------------------------------------------- which model servers a rehearsal gets
+def test_the_runtime_serves_wherever_it_can_unless_told_otherwise(monkeypatch):
+    monkeypatch.delenv(ms.MODEL_SERVERS_ENV, raising=False)
+    monkeypatch.setattr(ms, "runtime_unavailable", lambda: None)
+    assert ms.runtime_wanted()
+    monkeypatch.setattr(ms, "runtime_unavailable", lambda: "its network namespaces need root")
+    assert not ms.runtime_wanted()
+    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "dynamo")
+    assert ms.runtime_wanted()       # asked for: the emulator then says why it cannot start
+    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "simulated")
+    monkeypatch.setattr(ms, "runtime_unavailable", lambda: None)
+    assert not ms.runtime_wanted()
+
+
+def test_an_unknown_choice_of_model_servers_names_the_valid_ones(monkeypatch):
+    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "vllm")
+    with pytest.raises(ValueError, match="KUBESIM_MODEL_SERVERS='vllm': choose one of dynamo, simulated"):
+        ms.runtime_wanted()
+
+
+def test_the_runtime_needs_root_and_iproute2(monkeypatch):
+    monkeypatch.setattr(ms.os, "geteuid", lambda: 1000)
+    assert "root" in ms.runtime_unavailable()
+    monkeypatch.setattr(ms.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(ms.shutil, "which", lambda name: None)
+    assert "iproute2" in ms.runtime_unavailable()

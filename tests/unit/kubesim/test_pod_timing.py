@@ -39,7 +39,7 @@ def test_phase_and_readiness_is_what_the_job_controller_and_the_operator_read():
     running = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}}
     ready = {"status": {"phase": "Running", "conditions": [{"type": "PodScheduled", "status": "True"},
                                                            {"type": "Ready", "status": "True"}]}}
-    assert phase_and_readiness(running) == ("Running", "False")
-    assert phase_and_readiness(ready) == ("Running", "True")
-    assert phase_and_readiness(None) == (None, None)
-    assert phase_and_readiness({"status": {"phase": "Succeeded"}}) == ("Succeeded", None)
+    assert phase_and_readiness(running) == ("Running", False)
+    assert phase_and_readiness(ready) == ("Running", True)
+    assert phase_and_readiness(None) == (None, False)
+    assert phase_and_readiness({"status": {"phase": "Succeeded"}}) == ("Succeeded", False)

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Calibrate the mocker profile of every rehearsal target before anything is served with it.
+
+A rehearsal cluster that serves with the real Dynamo runtime calibrates a target's profile the first time one of its
+workloads is deployed, in the background while its pods wait. In a test run that would happen under the load of
+every other test (slow, and a profile measured beside other work is tuned to that load, then cached for the quiet
+timing pass). This tool renders each target the way `deploy.yml` does (the collection's plan and render, with the
+rehearsal inventory's settings, which change no engine argument) and makes its profile now, one at a time, on the
+machine as it is; a cached profile costs nothing. `make test` runs it before its passes.
+
+    .venv/bin/python tools/calibrate_rehearsal_profiles.py [--targets sglang-agg-gb300,...]
+
+Prints one line per target: whether the profile was cached or made, how long it took, and the calibrated scales.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "collections")]
+
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render  # noqa: E402
+from kubesim.standins import mocker_calibration as mc  # noqa: E402
+from kubesim.standins.mocker_profile import ProfileError, PublishedFigures  # noqa: E402
+from kubesim.standins.model_servers import runtime_unavailable, runtime_wanted  # noqa: E402
+from kubesim.standins.served_model import served_model_name  # noqa: E402
+from kubesim.standins.served_profiles import rehearsal_profiles  # noqa: E402
+
+# Every target the rehearsal serves, with the variables its deploy needs beyond sku, mode and framework (the same
+# ones the tests and the molecule scenarios pass).
+TARGETS: dict[str, dict] = {
+    "sglang-agg-gb200": {"sku": "gb200", "mode": "agg"},
+    "sglang-agg-gb300": {"sku": "gb300", "mode": "agg"},
+    "sglang-disagg-gb200": {"sku": "gb200", "mode": "disagg", "rdma_provider": "infiniband"},
+    "sglang-disagg-gb300": {"sku": "gb300", "mode": "disagg", "rdma_provider": "infiniband"},
+    "sglang-kv-router-gb200": {"sku": "gb200", "mode": "kv-router"},
+    "sglang-kv-router-gb300": {"sku": "gb300", "mode": "kv-router"},
+    "vllm-agg-gb200": {"sku": "gb200", "mode": "agg", "framework": "vllm"},
+    "vllm-agg-gb300": {"sku": "gb300", "mode": "agg", "framework": "vllm"},
+    "vllm-agg-b200": {"sku": "b200", "mode": "agg", "framework": "vllm",
+                      "draft_repo": "example-org/muse-spark-dspark-draft"},
+    "vllm-agg-mi355x": {"sku": "mi355x", "mode": "agg", "framework": "vllm",
+                        "checkpoint_repo": "example-org/muse-spark-mxfp4"},
+    "vllm-agg-mi350x": {"sku": "mi350x", "mode": "agg", "framework": "vllm",
+                        "checkpoint_repo": "example-org/muse-spark-mxfp4"},
+}
+SERVED_KINDS = ("DynamoGraphDeployment", "Deployment")
+
+
+def workload(request: dict) -> dict:
+    """The object whose pods serve the target, as deploy.yml renders it."""
+    objects = render.serving_objects(build_plan(request), "calibration")
+    return next(o for o in objects if o.get("kind") in SERVED_KINDS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated; default: every rehearsal target")
+    args = ap.parse_args(argv)
+    names = [t for t in args.targets.split(",") if t]
+    unknown = sorted(set(names) - set(TARGETS))
+    if unknown:
+        ap.error(f"unknown targets {', '.join(unknown)}; choose from {', '.join(TARGETS)}")
+    if not runtime_wanted():
+        # the rehearsal's clusters serve with the simulated frontend here: nothing to calibrate
+        print(f"no calibration: the rehearsal serves with the simulated frontend ({runtime_unavailable() or 'chosen'})")
+        return 0
+    profiles = rehearsal_profiles()
+    started = time.monotonic()
+    for name in names:
+        wl = workload(TARGETS[name])
+        try:
+            figures = PublishedFigures.from_annotations(wl["metadata"].get("annotations") or {})
+        except ProfileError:
+            print(f"{name:<24} no published figures: serves on the mocker's own timings", flush=True)
+            continue
+        key = mc.cache_key(figures, profiles.trace_path, profiles.engines(wl), profiles.live_requests)
+        cached = (profiles.cache_dir / f"{key}.json").is_file()
+        t0 = time.monotonic()
+        path = profiles.make(wl, served_model_name(wl))
+        record = json.loads(path.with_suffix(".json").read_text())
+        scales = record.get("scales") or {}
+        stages = record.get("stages") or {}
+        last = stages.get("live") or stages.get("replay") or {}
+        print(f"{name:<24} {'cached' if cached else 'made'} in {time.monotonic() - t0:5.1f} s  "
+              f"prefill x{scales.get('prefill', float('nan')):.3f} decode x{scales.get('decode', float('nan')):.3f}"
+              f"{'' if last.get('converged', True) else '  (not converged: serves on its closest round)'}",
+              flush=True)
+    print(f"{len(names)} targets in {time.monotonic() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
