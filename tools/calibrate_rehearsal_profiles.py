@@ -8,7 +8,7 @@ timing pass). This tool renders each target the way `deploy.yml` does (the colle
 rehearsal inventory's settings, which change no engine argument) and makes its profile now, one at a time, on the
 machine as it is; a cached profile costs nothing. `make test` runs it before its passes.
 
-    .venv/bin/python tools/calibrate_rehearsal_profiles.py [--targets sglang-agg-gb300,...]
+    .venv/bin/python tools/calibrate_rehearsal_profiles.py [--targets sglang-agg-gb300,...] [--level live|replay]
 
 Prints one line per target: whether the profile was cached or made, how long it took, and the calibrated scales.
 """
@@ -30,7 +30,11 @@ from kubesim.standins import mocker_calibration as mc  # noqa: E402
 from kubesim.standins.mocker_profile import ProfileError, PublishedFigures  # noqa: E402
 from kubesim.standins.model_servers import runtime_unavailable, runtime_wanted  # noqa: E402
 from kubesim.standins.served_model import served_model_name  # noqa: E402
-from kubesim.standins.served_profiles import rehearsal_profiles  # noqa: E402
+from kubesim.standins.served_profiles import (  # noqa: E402
+    CALIBRATION_ENV,
+    CALIBRATION_LEVELS,
+    rehearsal_profiles,
+)
 
 # Every target the rehearsal serves, with the variables its deploy needs beyond sku, mode and framework (the same
 # ones the tests and the molecule scenarios pass).
@@ -62,6 +66,8 @@ def workload(request: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated; default: every rehearsal target")
+    ap.add_argument("--level", choices=CALIBRATION_LEVELS, default=None,
+                    help=f"how far to calibrate (default: {CALIBRATION_ENV}, else live)")
     args = ap.parse_args(argv)
     names = [t for t in args.targets.split(",") if t]
     unknown = sorted(set(names) - set(TARGETS))
@@ -71,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         # the rehearsal's clusters serve with the simulated frontend here: nothing to calibrate
         print(f"no calibration: the rehearsal serves with the simulated frontend ({runtime_unavailable() or 'chosen'})")
         return 0
-    profiles = rehearsal_profiles()
+    profiles = rehearsal_profiles(**({"live": args.level == "live"} if args.level else {}))
     started = time.monotonic()
     for name in names:
         wl = workload(TARGETS[name])
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         scales = record.get("scales") or {}
         stages = record.get("stages") or {}
         last = stages.get("live") or stages.get("replay") or {}
-        print(f"{name:<24} {'cached' if cached else 'made'} in {time.monotonic() - t0:5.1f} s  "
+        print(f"{name:<24} {'live' if profiles.live else 'replay'} {'cached' if cached else 'made'} in {time.monotonic() - t0:5.1f} s  "
               f"prefill x{scales.get('prefill', float('nan')):.3f} decode x{scales.get('decode', float('nan')):.3f}"
               f"{'' if last.get('converged', True) else '  (not converged: serves on its closest round)'}",
               flush=True)

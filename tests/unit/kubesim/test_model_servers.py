@@ -249,3 +249,13 @@ def test_the_runtime_needs_root_and_iproute2(monkeypatch):
     monkeypatch.setattr(ms.os, "geteuid", lambda: 0)
     monkeypatch.setattr(ms.shutil, "which", lambda name: None)
     assert "iproute2" in ms.runtime_unavailable()
+
+
+def test_the_calibration_level_is_live_unless_a_cheaper_one_is_asked_for(monkeypatch):
+    monkeypatch.delenv(sp.CALIBRATION_ENV, raising=False)
+    assert sp.calibration_level() == "live"
+    monkeypatch.setenv(sp.CALIBRATION_ENV, "replay")
+    assert sp.calibration_level() == "replay"
+    monkeypatch.setenv(sp.CALIBRATION_ENV, "none")
+    with pytest.raises(ValueError, match="KUBESIM_CALIBRATION='none': choose one of live, replay"):
+        sp.calibration_level()
