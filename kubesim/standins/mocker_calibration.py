@@ -19,7 +19,7 @@ import math
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from ..control_plane.build import cache_root
@@ -214,17 +214,18 @@ def calibrated_profile(figures: PublishedFigures, trace_path: Path, engines: Eng
     if profile.is_file() and record.is_file():
         return profile
     measure = measure or replay_measure(figures, trace, trace_path, engines, python=python)
-    # the replay only starts the live stage off when there is one (it cannot reach every target's figures: a
-    # disaggregated target's decode speed, which its aggregated stand-in pauses for prefills)
-    result = calibrate(figures, measure, strict=live is None)
+    # The replay cannot reach every target's figures (a disaggregated target's decode speed, which its aggregated
+    # stand-in pauses for prefills): its closest round is kept, to start the live stage off, or to serve on when
+    # there is no live stage (the record says whether it converged).
+    result = calibrate(figures, measure, strict=False)
     stages = {"replay": {"scales": asdict(result.scales), "measured": result.measured, "rounds": result.rounds,
                          "converged": result.converged}}
+    if engines.decode_args:
+        # the aggregated stand-in slows its decode table down to make up for the prefill pauses a disaggregated
+        # decode worker never has: a disaggregated target keeps the decode table as published
+        result = replace(result, scales=Scales(result.scales.prefill, 1.0))
     if live is not None:
         start = result.scales
-        if engines.decode_args:
-            # the aggregated stand-in slows its decode table down to make up for the prefill pauses a
-            # disaggregated decode worker never has: start the live stage at the decode table as published
-            start = Scales(start.prefill, 1.0)
         # Not strict: a target whose published TTFT sits at its queue's knee moves by a third between two runs at the
         # same scales (gb200 disagg live: 948 ms at x0.204, 1,522 at x0.214, 1,051 at x0.211). It serves on its
         # closest round, and the record says it did not converge.

@@ -183,3 +183,24 @@ def test_the_per_user_speed_can_keep_a_tighter_tolerance_than_the_ttft():
     tight = mc.calibrate(FIGURES, speed_four_percent_over, start=start, tolerance=0.06, speed_tolerance=0.03)
     assert tight.rounds > 1 and tight.scales.decode > start.decode
     assert tight.measured["tokens_per_s_per_user_p50"] == pytest.approx(FIGURES.tokens_per_s_per_user, rel=0.03)
+
+
+def test_without_a_live_stage_the_closest_replay_round_serves_and_a_disaggregated_decode_stays_as_published(tmp_path):
+    """The replay level (no live stage) serves on its closest round when it cannot converge, as the live stage does,
+    and a disaggregated target keeps its decode table as published: the aggregated stand-in the replay serves slows
+    it for prefill pauses a decode worker never has."""
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps({"input_length": 4000 + i, "output_length": 400, "hash_ids": [i]}) + "\n"
+                             for i in range(12)))
+
+    def stubborn(scales):      # a TTFT that does not follow the prefill table: never within the tolerance
+        return {"ttft_p50_ms": 400.0, "tokens_per_s_per_user_p50": 50.97, "output_tokens_per_s": 800.0}
+
+    disagg = mc.Engines(("--engine-type", "sglang"), 1, ("--engine-type", "sglang"), 1)
+    path = mc.calibrated_profile(FIGURES, trace, disagg, python="unused", cache_dir=tmp_path, measure=stubborn)
+    record = json.loads(path.with_suffix(".json").read_text())
+    assert record["stages"]["replay"]["converged"] is False and "live" not in record["stages"]
+    assert record["scales"]["decode"] == 1.0
+    agg = mc.calibrated_profile(FIGURES, trace, mc.Engines(("--engine-type", "sglang")), python="unused",
+                                cache_dir=tmp_path, measure=engine_under_load)
+    assert json.loads(agg.with_suffix(".json").read_text())["scales"]["decode"] != 1.0
