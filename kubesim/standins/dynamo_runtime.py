@@ -20,6 +20,7 @@ The runtime lives in its own virtualenv (``make setup`` installs it from require
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -35,6 +36,7 @@ from . import mocker_profile
 from . import operator_rules as op
 from .pod_env import command_words
 
+log = logging.getLogger("kubesim.standins.dynamo_runtime")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_PYTHON_ENV = "INFEROPS_DYNAMO_RUNTIME_PYTHON"
 DEFAULT_RUNTIME_PYTHON = REPO_ROOT / ".venv-dynamo" / "bin" / "python"
@@ -46,6 +48,34 @@ _KV_DTYPE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "auto": 2, "bf16": 2,
 _FRONTEND_OWN_FLAGS = ("--http-port", "--http-host", "--discovery-backend", "--request-plane", "--event-plane")
 # Discovery through files (one directory per served graph), requests over TCP, KV events over ZMQ: no etcd, no NATS.
 PLANES = ("--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq")
+
+
+# A frontend watches its file discovery with about five inotify instances, and each control plane's API server and
+# kwok hold more. A test run with several clusters serving reached the usual limit of 128 per user (2026-12-07): a
+# frontend started then ended its discovery stream at once ("Model discovery stream ended; retaining committed serving
+# state"), never saw its workers, and answered every request 404. Hosts that run many watchers raise the limit (kind's
+# known issues ask for 512 and more); the rehearsal raises it to this when it may.
+INOTIFY_INSTANCES = Path("/proc/sys/fs/inotify/max_user_instances")
+MIN_INOTIFY_INSTANCES = 1024
+
+
+def ensure_inotify_instances(minimum: int = MIN_INOTIFY_INSTANCES, path: Path = INOTIFY_INSTANCES) -> int | None:
+    """The per-user inotify instance limit after raising it to ``minimum`` where it is lower (root only); None when
+    this host has no such setting."""
+    try:
+        current = int(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if current >= minimum:
+        return current
+    try:
+        path.write_text(f"{minimum}\n")
+    except OSError as exc:
+        log.warning("fs.inotify.max_user_instances is %d and cannot be raised to %d (%s): with many frontends "
+                    "running, one may never see its workers", current, minimum, exc)
+        return current
+    log.info("raised fs.inotify.max_user_instances from %d to %d for the runtime's file discovery", current, minimum)
+    return minimum
 
 
 def runtime_python() -> str:
@@ -245,6 +275,7 @@ class ServedGraph:
         return env
 
     def start(self, names: list[str] | None = None) -> None:
+        ensure_inotify_instances()
         self.discovery_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for proc in self.processes:

@@ -2,13 +2,13 @@
 goodput against objectives, the recommended concurrency of a sweep and of a search, cost, comparison with
 an earlier run, the gates, the reports (opened in headless Chromium) and the time-budget refusal.
 
-The simulated frontend paces gb300/agg at its published figures (TTFT 177.9 ms, 50.97 tokens/s per user, so
-an inter-token latency of 19.6 ms) up to its published concurrency, 16, and slows every token by
-1 + 0.5 x (in flight / 16 - 1) beyond it: 32 in flight stream at ~29.4 ms per token. The objective
-itl_ms <= 24 sits ~20% from both, and the frontend paces to absolute deadlines, so a late token is made up
-by the next ones and a request's mean ITL (over 400 tokens) barely moves on a loaded machine: concurrency
-8 and 16 meet it, 32 misses it. The TTFT objective (1 s) is loose on purpose: a loaded 2-core machine adds
-its scheduling delays to the first token, not to the mean ITL.
+The rehearsal serves gb300/agg with the real Dynamo runtime: mocker engines calibrated to its published figures
+(TTFT 177.9 ms, 50.97 tokens/s per user: an inter-token latency of about 19.6 ms) at its published concurrency, 16,
+whose decode steps slow by half the relative excess of KV tokens beyond it: 32 in flight stream at about 29 ms per
+token (p95 29.8 ms measured). The objective itl_ms <= 24 sits about 20 % from both: concurrency 8 and 16 meet it, 32
+misses it. The TTFT objective (4 s) is loose on purpose: the first wave of a run sends its cold prompts (4K-7K
+tokens) together, and they queue behind each other's prefill (TTFT p95 1.4 s at 8 and 1.8 s at 16, one run on the
+runtime, 2026-12-07), which a loaded 2-core machine stretches further.
 """
 
 import json
@@ -23,7 +23,7 @@ TARGET = ["-e", "sku=gb300", "-e", "mode=agg"]
 pytestmark = pytest.mark.timing
 
 SHORT = ["-e", "benchmark_request_count=16"]
-SLO = {"ttft_ms": 1000, "itl_ms": 24}
+SLO = {"ttft_ms": 4000, "itl_ms": 24}
 PRICE = 10.0  # dollars per GPU-hour, for the cost figures
 FAST = ["-e", "benchmark_warmup_requests=0"]  # the warm-up is tested by the demo and molecule scenarios
 DEAD_PROMETHEUS = "http://127.0.0.1:9"  # nothing listens on the discard port here
@@ -85,7 +85,7 @@ def test_sweep_recommends_the_highest_concurrency_that_meets_the_objectives(swee
     # goodput is AIPerf's own (--goodput reached it): requests meeting every objective per second
     s16 = summary(points[16])
     assert s16["metrics"]["goodput_per_s"] == pytest.approx(slo[16]["goodput_per_s"]) and slo[16]["goodput_per_s"] > 0
-    assert "--goodput 'time_to_first_token:1000 inter_token_latency:24'" in s16["provenance"]["aiperf"]["command"]
+    assert "--goodput 'time_to_first_token:4000 inter_token_latency:24'" in s16["provenance"]["aiperf"]["command"]
     data = json.loads((sweep_dir / "sweep.json").read_text())
     rec = data["recommendation"]
     assert rec["concurrency"] == 16 and rec["boundary"] == 32 and rec["run_id"] == s16["context"]["run_id"]
@@ -167,7 +167,7 @@ def test_a_slower_frontend_fails_every_gate_naming_metric_objective_and_regressi
     out = run.output
     assert "Benchmark gate failed for sglang-agg-gb300" in out
     assert "output_tokens_per_s_per_user_p50 measured" in out and "vs expected 50.97" in out
-    assert "SLO gate failed for sglang-agg-gb300 on rehearsal: no run met the objectives ttft_ms <= 1000, itl_ms <= 24" in out
+    assert "SLO gate failed for sglang-agg-gb300 on rehearsal: no run met the objectives ttft_ms <= 4000, itl_ms <= 24" in out
     assert "itl_ms <= 24 ms met by 0.0%" in out
     assert "Regression gate failed for sglang-agg-gb300 on rehearsal: c=16 against rehearsal/sglang-agg-gb300/" in out
     s = summary(run_dirs(results)[-1])

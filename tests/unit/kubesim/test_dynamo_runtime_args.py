@@ -78,3 +78,21 @@ def test_a_slowed_worker_runs_its_steps_at_the_given_ratio():
     assert rt.mocker_args("worker", container) == ["--engine-type", "vllm", "--block-size", "32"]
     assert _flag(rt.mocker_args("worker", container, speedup=0.5), "--speedup-ratio") == "0.5"
     assert rt.block_size(container) == 32 and rt.block_size({"command": ["vllm", "serve", "m"]}) == 64
+
+
+def test_the_inotify_instance_limit_is_raised_for_the_frontends_file_discovery(tmp_path, caplog, monkeypatch):
+    """At 128 instances per user a frontend started beside a few control planes ends its discovery stream at once and
+    answers 404 for ever (measured in a `make test`); the rehearsal raises the limit, and says when it cannot."""
+    limit = tmp_path / "max_user_instances"
+    limit.write_text("128\n")
+    assert rt.ensure_inotify_instances(1024, limit) == 1024 and limit.read_text().strip() == "1024"
+    assert rt.ensure_inotify_instances(512, limit) == 1024            # never lowered
+    assert rt.ensure_inotify_instances(1024, tmp_path / "absent") is None
+    refused = tmp_path / "refused"
+    refused.write_text("128\n")
+
+    def not_permitted(self, *args, **kwargs):
+        raise PermissionError("Operation not permitted")   # a container, or a user who is not root
+    monkeypatch.setattr(type(refused), "write_text", not_permitted)
+    assert rt.ensure_inotify_instances(1024, refused) == 128
+    assert "cannot be raised" in caplog.text
