@@ -115,14 +115,12 @@ test:
 	if [ -n "$$parallel" ]; then $(call background_result,parallel); else $(call pytest_pass,$(PARALLEL_PASS),$(PARALLEL_ENV)); fi; \
 	exit $$rc
 
-# Every rehearsal target's mocker profile, calibrated one at a time on the machine as it is (cached: a no-op once
-# made), before a test pass serves any of them beside other work (tools/calibrate_rehearsal_profiles.py): the replay
-# level for every target (what the parallel pass serves), and the live level for the targets the timing pass and the
-# demo gate at the default tolerance.
+# The mocker profiles the timing pass and the demo serve, calibrated one at a time on the machine as it is (cached: a
+# no-op once made), before a test pass serves any of them beside other work (tools/calibrate_rehearsal_profiles.py;
+# `--level replay` makes the cheaper profiles of KUBESIM_CALIBRATION=replay).
 LIVE_PROFILES ?= sglang-agg-gb300,vllm-agg-gb300,sglang-disagg-gb300
 profiles: setup
 	$(BIN)/python tools/calibrate_rehearsal_profiles.py --level live --targets $(LIVE_PROFILES)
-	$(BIN)/python tools/calibrate_rehearsal_profiles.py --level replay
 
 ruff: setup
 	$(BIN)/ruff check .
@@ -161,8 +159,10 @@ PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); n=$$((n + 1)); [ $$
 pytest_pass = echo "pytest $(1) $(PYTEST_ARGS)"; $(2) $(BIN)/python -m pytest $(1) $(PYTEST_ARGS); r=$$?; \
 	if [ $$r -eq 5 ]; then echo "pytest: no tests collected in this pass"; elif [ $$r -ne 0 ]; then rc=$$r; fi
 PARALLEL_PASS = -n $(PYTEST_WORKERS) --dist loadgroup -m 'not timing'
-# It gates no benchmark at the default tolerance: its clusters serve replay-calibrated profiles (`make profiles`).
-PARALLEL_ENV = KUBESIM_CALIBRATION=replay
+# Its session clusters still serve with the emulator's simulated frontend: 17 of its tests assert what that frontend
+# does (an answer of "READY", error rates, its pacing) and move to the runtime one by one (docs/dynamo-runtime.md).
+# Its tests that start a cluster of their own with the runtime (the runtime_cluster fixture) serve with it.
+PARALLEL_ENV = KUBESIM_MODEL_SERVERS=simulated
 pytest: setup chromium
 	@rc=0; \
 	$(call pytest_pass,$(PARALLEL_PASS),$(PARALLEL_ENV)); \
