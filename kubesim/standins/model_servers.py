@@ -27,6 +27,7 @@ stops them all: a frontend routes around a partial loss).
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -58,6 +59,7 @@ WORKER_SYSTEM_PORT = op.WORKER_SYSTEM_PORT
 WORKER_SYSTEM_ENV = {"DYN_SYSTEM_ENABLED": "true", "DYN_SYSTEM_PORT": str(WORKER_SYSTEM_PORT),
                      "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS": '["generate"]'}
 VLLM_PORT = 8000
+MODELS_PATH = "/v1/models"
 # the components that serve requests, and the planner that scales them (when the pods can reach the API server)
 SERVED_TYPES = ("frontend", *op.WORKER_TYPES)
 PLANNER_TYPE = "planner"
@@ -333,7 +335,11 @@ class ModelServers:
 
     @staticmethod
     def _health_url(server: PodServer) -> str:
-        if server.role == "frontend" or server.standalone:
+        if server.standalone:
+            # `vllm serve` answers its health only once its engine has loaded: here the pod's frontend must list the
+            # model its engine registered (its /health answers before that)
+            return f"http://{server.ip}:{server.port}{MODELS_PATH}"
+        if server.role == "frontend":
             return f"http://{server.ip}:{server.port}/health"
         if server.role == PLANNER_TYPE:
             return f"http://{server.ip}:{server.port}/metrics"
@@ -345,9 +351,9 @@ class ModelServers:
             for uid, url in urls.items():
                 try:
                     with urllib.request.urlopen(url, timeout=1.0) as r:
-                        if r.status == 200:
+                        if r.status == 200 and (not url.endswith(MODELS_PATH) or json.load(r).get("data")):
                             answered.append(uid)
-                except (urllib.error.URLError, OSError, ValueError):
+                except (urllib.error.URLError, OSError, ValueError):  # ValueError: not JSON
                     continue
             return answered
 

@@ -246,7 +246,9 @@ def test_deployment_statefulset_and_frontend(k8s_dynamic, k8s_namespace, kubesim
 
     def st():
         return deps.get(namespace=ns, name="vllm").to_dict().get("status") or {}
-    wait_for(lambda: st().get("availableReplicas") == 1, timeout=15, what="deployment available")
+    # Ready once its model server answers: the runtime's frontend and engine start in a few seconds, more on a loaded
+    # machine
+    wait_for(lambda: st().get("availableReplicas") == 1, timeout=60, what="deployment available")
     s = st()
     assert s["replicas"] == s["readyReplicas"] == s["updatedReplicas"] == 1 and "unavailableReplicas" not in s
     assert s["observedGeneration"] == 1

@@ -145,7 +145,8 @@ def test_a_standalone_vllm_pod_runs_a_frontend_on_the_vllm_port_and_a_vllm_engin
     frontend, engine = servers._processes(server, "/p.npz", "m")
     assert frontend.argv[frontend.argv.index("--http-port") + 1] == "8000"
     assert engine.argv[engine.argv.index("--engine-type") + 1] == "vllm"
-    assert servers._health_url(server) == "http://10.244.0.9:8000/health"
+    # Ready once the model is listed, as `vllm serve` answers its health once its engine has loaded
+    assert servers._health_url(server) == "http://10.244.0.9:8000/v1/models"
 
 
 def test_a_slow_frontend_fault_slows_the_engines_and_an_errors_fault_stops_them():
