@@ -159,8 +159,8 @@ PYTEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); n=$$((n + 1)); [ $$
 pytest_pass = echo "pytest $(1) $(PYTEST_ARGS)"; $(2) $(BIN)/python -m pytest $(1) $(PYTEST_ARGS); r=$$?; \
 	if [ $$r -eq 5 ]; then echo "pytest: no tests collected in this pass"; elif [ $$r -ne 0 ]; then rc=$$r; fi
 PARALLEL_PASS = -n $(PYTEST_WORKERS) --dist loadgroup -m 'not timing'
-# Its session clusters still serve with the emulator's simulated frontend: 17 of its tests assert what that frontend
-# does (an answer of "READY", error rates, its pacing) and move to the runtime one by one (docs/dynamo-runtime.md).
+# Its session clusters still serve with the emulator's simulated frontend until its tests have all been run with the
+# runtime (docs/dynamo-runtime.md, "Every rehearsal cluster": ten not yet).
 # Its tests that start a cluster of their own with the runtime (the runtime_cluster fixture) serve with it.
 PARALLEL_ENV = KUBESIM_MODEL_SERVERS=simulated
 pytest: setup chromium
