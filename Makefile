@@ -160,7 +160,7 @@ pytest_pass = echo "pytest $(1) $(PYTEST_ARGS)"; $(2) $(BIN)/python -m pytest $(
 	if [ $$r -eq 5 ]; then echo "pytest: no tests collected in this pass"; elif [ $$r -ne 0 ]; then rc=$$r; fi
 PARALLEL_PASS = -n $(PYTEST_WORKERS) --dist loadgroup -m 'not timing'
 # Its session clusters still serve with the emulator's simulated frontend until its tests have all been run with the
-# runtime (docs/dynamo-runtime.md, "Every rehearsal cluster": ten not yet).
+# runtime (docs/dynamo-runtime.md, "Every rehearsal cluster": the day-two regression gate not yet in its module).
 # Its tests that start a cluster of their own with the runtime (the runtime_cluster fixture) serve with it.
 PARALLEL_ENV = KUBESIM_MODEL_SERVERS=simulated
 pytest: setup chromium
