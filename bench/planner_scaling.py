@@ -266,11 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     phases = [tuple(int(x) for x in p.split(":")) for p in args.phases.split(",")]
 
     from kubesim.rehearsal import QUICK, start_rehearsal
-    from kubesim.standins import dynamo_runtime as rt
-    from kubesim.standins.model_servers import MODEL_SERVERS_ENV
+    from kubesim.standins.model_servers import runtime_unavailable
 
-    os.environ[MODEL_SERVERS_ENV] = "dynamo"
-    problem = rt.available()
+    problem = runtime_unavailable()
     if problem:
         print(problem, file=sys.stderr)
         return 2

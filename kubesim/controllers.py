@@ -1,6 +1,6 @@
 """kubesim's controllers: one reconcile loop per cluster over its store, which runs the volume binding,
 the garbage collector, the Job controller, the Dynamo operator (the real backend's stand-in), the workload controllers
-(workloads.py), the scheduler, the kubelet and the simulated frontends, each in its own module."""
+(workloads.py), the scheduler, the kubelet and the model servers (serving.py), each in its own module."""
 
 from __future__ import annotations
 
@@ -37,8 +37,6 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
         self.store = cluster.store
         self.cfg = cluster.config
         self.runtimes: dict[str, PodRuntime] = {}
-        self.frontends: dict[str, Any] = {}  # workload key -> Frontend
-        self.frontend_match: dict[str, tuple[str, dict]] = {}  # workload key -> (ns, pod labels)
         self.events_sent: set[str] = set()
         self.thread: threading.Thread | None = None
         self.stop_evt = threading.Event()
@@ -55,7 +53,7 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
         self.provisioner = Provisioner(StoreKube(self.store, "kubesim-provisioner"), self.volumes_dir)
         self.operator = DynamoOperator(StoreKube(self.store, OPERATOR_FIELD_MANAGER),
                                        worker_ready_ms=int(self.cfg.ready_seconds * 1000))
-        self.model_servers = self.runtime_model_servers()    # None: the simulated frontends serve
+        self.model_servers = self.runtime_model_servers()
         self.forwarders: dict[tuple[str, int], Any] = {}       # (pod IP, port) -> NetnsForwarder
 
     # ------------------------------------------------------------------ lifecycle
@@ -73,17 +71,9 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
             self.thread = None
         for rt in list(self.runtimes.values()):
             self._kill(rt, wait=True)
-        for fe in list(self.frontends.values()):
-            try:
-                fe.stop()
-            except Exception:
-                pass
-        self.frontends.clear()
         self.stop_model_servers()
 
     def faults_changed(self) -> None:
-        for fe in list(self.frontends.values()):
-            self._apply_frontend_faults(fe)
         self.wake.set()
 
     def _on_change(self, event: str, key: str, obj: dict) -> None:
@@ -121,7 +111,7 @@ class Controllers(VolumeBinding, GarbageCollector, JobController, Scheduler, Pod
             self.reconcile_operator()
             self.reconcile_apps()
             self.reconcile_pods()
-        self.reconcile_frontends()
+        self.reconcile_model_servers()
 
     def reconcile_operator(self) -> None:
         try:

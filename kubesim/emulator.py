@@ -1,8 +1,7 @@
 """The emulator backend: N simulated clusters (kubesim/cluster.py) in the daemon's process.
 
-With the real Dynamo runtime as model servers (wherever it can run, or ``KUBESIM_MODEL_SERVERS=dynamo``), each cluster gets a network namespace
-of its own, as on the real backend: the runtime's processes bind their pods' IPs and advertise loopback addresses
-there (docs/dynamo-runtime.md)."""
+Each cluster gets a network namespace of its own, as on the real backend: its model servers, the real Dynamo
+runtime's processes, bind their pods' IPs and advertise loopback addresses there (docs/dynamo-runtime.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from .cluster import SimCluster
 from .control_plane import netns
 from .control_plane.backend import state_prefix
 from .inventory import ClusterConfig
-from .standins.model_servers import MODEL_SERVERS_ENV, runtime_unavailable, runtime_wanted
+from .standins.model_servers import require_runtime
 
 USER = "kubesim-user"
 
@@ -39,16 +38,12 @@ class EmulatorBackend:
             shutil.rmtree(state_dir / str(i), ignore_errors=True)
 
     def start(self) -> None:
-        if runtime_wanted():
-            problem = runtime_unavailable()
-            if problem:
-                raise RuntimeError(f"{MODEL_SERVERS_ENV}=dynamo cannot serve here: {problem}; "
-                                   f"{MODEL_SERVERS_ENV}=simulated serves with the emulator's frontend")
-            self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
-            netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
-            for ns in self.spaces:
-                netns.create(ns)
-        self.sim = [SimCluster(i, self.config, netns=self.spaces[i] if self.spaces else None) for i in range(self.n)]
+        require_runtime()
+        self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
+        netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
+        for ns in self.spaces:
+            netns.create(ns)
+        self.sim = [SimCluster(i, self.config, netns=self.spaces[i]) for i in range(self.n)]
         for c in self.sim:
             c.start()
 

@@ -66,7 +66,7 @@ def phase_and_readiness(pod: dict | None) -> tuple[str | None, bool]:
 
 class PodLifecycle:
     """A part of :class:`kubesim.controllers.Controllers` (a mixin): it uses the controllers' ``cfg``,
-    ``cluster``, ``event``, ``frontend_port_for_service``, ``images``, ``logs_dir``, ``pods_dir``, ``pvc_dir``,
+    ``cluster``, ``event``, ``images``, ``logs_dir``, ``pods_dir``, ``port_for_service``, ``pvc_dir``,
     ``runtimes``, ``serving_held``, ``store``."""
 
     def kubelet(self, pod: dict, faults) -> None:
@@ -357,7 +357,7 @@ class PodLifecycle:
         out = []
         for svc in self.store.items("/services"):
             sns, sname = svc["metadata"]["namespace"], svc["metadata"]["name"]
-            port = self.frontend_port_for_service(sns, sname)
+            port = self.port_for_service(sns, sname)
             if port is None:
                 continue
             hosts = [f"{sname}.{sns}.svc.cluster.local", f"{sname}.{sns}.svc", f"{sname}.{sns}"]

@@ -311,7 +311,7 @@ class ApiRouter:
         svc = self.store.raw_get("/services", ns, name)
         if svc is None:
             raise st.not_found(res, name)
-        port = self.cluster.controllers.frontend_port_for_service(ns, name)
+        port = self.cluster.controllers.port_for_service(ns, name)
         if port is None:
             raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
         handler.proxy_to(port, method, tail, qs, body)

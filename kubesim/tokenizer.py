@@ -40,6 +40,14 @@ _CORPUS_TEXT = (
     "thou thee thy hath doth lord king queen love heart night day death life sweet good fair noble speak "
     "come go know make give take see say tell think well like must shall upon such where why how"
 )
+# Words the corpus weighs four times over (once the replies of an earlier stand-in server): each is one token, so a
+# reply made of them has as many tokens as words. Changing them changes every trained merge.
+ONE_TOKEN_WORDS = (
+    "the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "model", "keeps",
+    "streaming", "tokens", "across", "rack", "to", "every", "user", "that", "asked", "for", "one", "more",
+    "answer", "about", "inference", "and", "throughput", "latency", "cache", "prefill", "decode", "router",
+    "worker", "frontend", "kernel", "memory", "network",
+)
 
 
 def repo_cache_dir(hf_home: Path, repo_id: str) -> Path:
@@ -58,9 +66,7 @@ MOCKER_OUTPUT_IDS = range(1000, 2000)
 def _corpus() -> list[str]:
     """A deterministic pseudo-text (word salad with punctuation) to train the BPE merges on. Its numbers run to
     9999 so the merges fill the vocabulary past ``MOCKER_OUTPUT_IDS`` with whole ASCII pieces."""
-    from kubesim.frontend import WORDS  # the simulated model's output words: one token each
-
-    words, lines, state = _CORPUS_TEXT.split() + list(WORDS) * 4, [], 12345
+    words, lines, state = _CORPUS_TEXT.split() + list(ONE_TOKEN_WORDS) * 4, [], 12345
     for _ in range(3000):
         line = []
         for _ in range(12):

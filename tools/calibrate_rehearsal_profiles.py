@@ -28,7 +28,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import 
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render  # noqa: E402
 from kubesim.standins import mocker_calibration as mc  # noqa: E402
 from kubesim.standins.mocker_profile import ProfileError, PublishedFigures  # noqa: E402
-from kubesim.standins.model_servers import runtime_unavailable, runtime_wanted  # noqa: E402
+from kubesim.standins.model_servers import runtime_unavailable  # noqa: E402
 from kubesim.standins.served_model import served_model_name  # noqa: E402
 from kubesim.standins.served_profiles import (  # noqa: E402
     CALIBRATION_ENV,
@@ -73,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(names) - set(TARGETS))
     if unknown:
         ap.error(f"unknown targets {', '.join(unknown)}; choose from {', '.join(TARGETS)}")
-    if not runtime_wanted():
-        # the rehearsal's clusters serve with the simulated frontend here: nothing to calibrate
-        print(f"no calibration: the rehearsal serves with the simulated frontend ({runtime_unavailable() or 'chosen'})")
-        return 0
+    problem = runtime_unavailable()
+    if problem:
+        print(f"cannot calibrate: the rehearsal's runtime cannot run here: {problem}", file=sys.stderr)
+        return 2
     profiles = rehearsal_profiles(**({"live": args.level == "live"} if args.level else {}))
     started = time.monotonic()
     for name in names:

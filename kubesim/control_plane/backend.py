@@ -36,6 +36,9 @@ class RealBackend:
         cleanup_leftovers(state_dir)
 
     def start(self) -> None:
+        from ..standins.model_servers import require_runtime
+
+        require_runtime()
         t0 = time.monotonic()
         spaces = netns.allocate(state_prefix(self.state_dir), self.n)
         self.real = [RealCluster(i, self.state_dir, self.config, ns) for i, ns in enumerate(spaces)]

@@ -445,10 +445,9 @@ class StandIns:
 
     def start(self, api_client, ns: netns.Netns, config: RealConfig, prometheus_sd: dict | None = None,
               in_cluster=None) -> None:
-        from ..standins.frontends import Frontends
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
-        from ..standins.model_servers import ModelServers, runtime_wanted
+        from ..standins.model_servers import ModelServers
         from ..standins.operator import DynamoOperator
         from ..standins.provisioner import Provisioner
         from ..standins.runner import PodRunner
@@ -457,16 +456,14 @@ class StandIns:
         kube = self.kube = Kube(api_client, "kubesim-standins", cache_dir=self.state_dir)
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
                                 trace_seconds=config.trace_seconds, faults=self.faults)
-        runtime = None
-        if runtime_wanted():
-            profiles = rehearsal_profiles()
-            runtime = ModelServers(kube, ns, self.state_dir / "runtime", self.faults, profiles,
-                                   model_path=profiles.model_path, hf_home=REHEARSAL_HF_HOME, in_cluster=in_cluster)
-        self.model_servers = runtime or Frontends(kube, ns.path, self.faults, config.speed_factor)
+        profiles = rehearsal_profiles()
+        self.model_servers = ModelServers(
+            kube, ns, self.state_dir / "runtime", self.faults, profiles, model_path=profiles.model_path,
+            hf_home=REHEARSAL_HF_HOME, in_cluster=in_cluster, speed_factor=config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
                             DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
-                                    image_pull_seconds=config.image_pull_seconds, model_servers=runtime),
+                                    image_pull_seconds=config.image_pull_seconds, model_servers=self.model_servers),
                             self.model_servers]
         watched = list(self.WATCHED)
         if prometheus_sd is not None:

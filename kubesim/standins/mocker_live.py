@@ -11,6 +11,7 @@ benchmark really sees.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..control_plane.netns import call_inside
@@ -69,12 +70,10 @@ def medians(summary: dict) -> dict:
             "output_tokens_per_s": float(summary["output_token_throughput"]["avg"])}
 
 
-def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenizer: str, workers: int, hf_home: Path,
-                     concurrency: int, request_count: int, metrics_ports: tuple[int, ...] = (),
-                     timeout_s: float = 600.0) -> tuple[dict, dict[int, str]]:
-    """Serve ``processes`` (on 127.0.0.1:PORT) in a network namespace made for them, replay ``trace_path`` with
-    AIPerf at ``concurrency``; return AIPerf's summary and the ``/metrics`` text of each of ``metrics_ports``
-    read right after the run (the components' own figures)."""
+@contextlib.contextmanager
+def served_alone(processes: list, *, served: str, workers: int, hf_home: Path) -> Iterator[tuple[str, Path]]:
+    """Serve ``processes`` (on 127.0.0.1:PORT) in a network namespace made for them (only its loopback: every address
+    stays there) until the block ends; yields the namespace's name and a scratch directory."""
     ns = f"inferops-live-{uuid.uuid4().hex[:6]}"
     with tempfile.TemporaryDirectory(prefix="mocker-live-") as tmp:
         work = Path(tmp)
@@ -86,21 +85,31 @@ def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenize
                                    hf_home=hf_home, exec_prefix=["ip", "netns", "exec", ns])
             graph.start()
             call_inside(f"/run/netns/{ns}", rt.wait_serving, f"http://127.0.0.1:{PORT}", served, workers, 120.0, graph)
-            env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-            done = subprocess.run(["ip", "netns", "exec", ns, aiperf_binary(),
-                                   *aiperf_args(served, tokenizer, trace_path, concurrency, request_count,
-                                                work / "aiperf")],
-                                  env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
-            summary_path = work / "aiperf" / "profile_export_aiperf.json"
-            if done.returncode != 0 or not summary_path.is_file():
-                raise RuntimeError(f"AIPerf against the served target failed (exit {done.returncode}): "
-                                   f"{(done.stdout + done.stderr)[-2000:]}")
-            metrics = {port: call_inside(f"/run/netns/{ns}", _read_metrics, port) for port in metrics_ports}
-            return json.loads(summary_path.read_text()), metrics
+            yield ns, work
         finally:
             if graph is not None:
                 graph.stop()
             subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+
+
+def serve_and_replay(processes: list, trace_path: Path, *, served: str, tokenizer: str, workers: int, hf_home: Path,
+                     concurrency: int, request_count: int, metrics_ports: tuple[int, ...] = (),
+                     timeout_s: float = 600.0) -> tuple[dict, dict[int, str]]:
+    """Serve ``processes`` alone (``served_alone``), replay ``trace_path`` with AIPerf at ``concurrency``; return
+    AIPerf's summary and the ``/metrics`` text of each of ``metrics_ports`` read right after the run (the components'
+    own figures)."""
+    with served_alone(processes, served=served, workers=workers, hf_home=hf_home) as (ns, work):
+        env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        done = subprocess.run(["ip", "netns", "exec", ns, aiperf_binary(),
+                               *aiperf_args(served, tokenizer, trace_path, concurrency, request_count,
+                                            work / "aiperf")],
+                              env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        summary_path = work / "aiperf" / "profile_export_aiperf.json"
+        if done.returncode != 0 or not summary_path.is_file():
+            raise RuntimeError(f"AIPerf against the served target failed (exit {done.returncode}): "
+                               f"{(done.stdout + done.stderr)[-2000:]}")
+        metrics = {port: call_inside(f"/run/netns/{ns}", _read_metrics, port) for port in metrics_ports}
+        return json.loads(summary_path.read_text()), metrics
 
 
 def _read_metrics(port: int) -> str:

@@ -47,10 +47,6 @@ from .worker_metadata import WorkerMetadata
 
 log = logging.getLogger("kubesim.standins.model_servers")
 
-# KUBESIM_MODEL_SERVERS when a rehearsal starts: `dynamo` (its serving pods run the real Dynamo runtime, this module, on
-# either backend) or `simulated` (the emulator's own frontend); unset, the runtime serves wherever it can run.
-MODEL_SERVERS_ENV = "KUBESIM_MODEL_SERVERS"
-MODEL_SERVER_CHOICES = ("dynamo", "simulated")
 SERVING = "kubesim.inferops.dev/serving"
 STARTING, UP = "starting", "up"
 # What the operator sets on worker pods: the system server (health for the probes, /metrics) on 9090, healthy
@@ -77,16 +73,12 @@ def runtime_unavailable() -> str | None:
     return rt.available()
 
 
-def runtime_wanted() -> bool:
-    """Whether a rehearsal starting now serves with the real Dynamo runtime: as KUBESIM_MODEL_SERVERS says, else
-    wherever it can (the emulator's simulated frontend serves elsewhere)."""
-    chosen = os.environ.get(MODEL_SERVERS_ENV, "")
-    if chosen and chosen not in MODEL_SERVER_CHOICES:
-        raise ValueError(f"{MODEL_SERVERS_ENV}={chosen!r}: choose one of {', '.join(MODEL_SERVER_CHOICES)}, "
-                         "or leave it unset (the runtime wherever it can run)")
-    if chosen:
-        return chosen == "dynamo"
-    return runtime_unavailable() is None
+def require_runtime() -> None:
+    """Refuse a rehearsal that could not serve: every served target runs on the real Dynamo runtime."""
+    problem = runtime_unavailable()
+    if problem:
+        raise RuntimeError(f"the rehearsal serves every target with the real Dynamo runtime, which cannot run here: "
+                           f"{problem} (it needs root, iproute2 and the virtualenv `make setup` makes)")
 
 
 def _ready(obj: dict) -> bool:
@@ -139,7 +131,7 @@ class PodServer:
 
 class ModelServers:
     def __init__(self, kube, netns, state_dir: Path, faults: dict, profiles, *, model_path: str, hf_home: Path,
-                 in_cluster: planner_pod.InCluster | None = None):
+                 in_cluster: planner_pod.InCluster | None = None, speed_factor: float = 1.0):
         self.kube = kube
         self.netns = netns
         self.state_dir = state_dir
@@ -148,6 +140,7 @@ class ModelServers:
         self.model_path = model_path        # the rehearsal tokenizer snapshot every served name resolves to
         self.hf_home = hf_home
         self.in_cluster = in_cluster        # how a pod reaches the API server; without it no planner runs
+        self.speed_factor = speed_factor    # the cluster's engine speed (`kubesim start --speed-factor`)
         self.metadata = WorkerMetadata(kube)
         self.graphs: dict[str, rt.ServedGraph] = {}       # workload uid -> its processes
         self.servers: dict[str, PodServer] = {}           # pod uid -> what it runs
@@ -210,8 +203,8 @@ class ModelServers:
 
     # ---------------------------------------------------------------- processes
     def _fault_settings(self) -> tuple[float, bool]:
-        """(engine speed, engines down) from the fault table."""
-        speed = float((self.faults.get("frontend-speed") or {}).get("factor", 1.0))
+        """(engine speed, engines down): the cluster's speed, times the frontend-speed fault's factor."""
+        speed = self.speed_factor * float((self.faults.get("frontend-speed") or {}).get("factor", 1.0))
         down = float((self.faults.get("frontend-errors") or {}).get("rate", 0.0)) > 0
         return speed, down
 

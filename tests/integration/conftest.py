@@ -69,20 +69,18 @@ def deploy_env(kubesim_cluster, tmp_path):
 
 # ---------------------------------------------------------------------------- the real Dynamo runtime
 @pytest.fixture
-def runtime_cluster(tmp_path, monkeypatch):
+def runtime_cluster(tmp_path):
     """``runtime_cluster(prefix, backend="real", scrape_s=None, nodes=None)`` -> (cluster, dynamic client, namespace,
-    inventory): a rehearsal cluster of the test's own whose serving pods run the real Dynamo runtime
-    (KUBESIM_MODEL_SERVERS=dynamo, not the default yet: docs/dynamo-runtime.md), on either backend; on the real one
-    with a Prometheus scraping every ``scrape_s`` seconds when asked."""
+    inventory): a rehearsal cluster of the test's own (its serving pods run the real Dynamo runtime, as every
+    rehearsal's do), on either backend; on the real one with a Prometheus scraping every ``scrape_s`` seconds when
+    asked."""
     from deploy_helpers import write_inventory
 
     from kubesim.rehearsal import QUICK, start_rehearsal
-    from kubesim.standins.model_servers import MODEL_SERVERS_ENV
 
     started = []
 
     def start(prefix: str, backend: str = "real", scrape_s: float | None = None, nodes: str | None = None):
-        monkeypatch.setenv(MODEL_SERVERS_ENV, "dynamo")
         extra = {**({"prometheus": scrape_s} if scrape_s else {}), **({"nodes": nodes} if nodes else {})}
         cs = start_rehearsal(1, backend=backend, state_dir=tmp_path / "cluster", **extra, **QUICK)
         started.append(cs)

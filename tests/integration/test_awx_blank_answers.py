@@ -37,7 +37,9 @@ def test_plan_takes_blank_text_answers_as_defaults(playbook, tmp_path, blank):
     assert "namespace: dynamo" in manifests and "namespace: None" not in manifests
 
 
-@pytest.mark.timing  # the benchmark gates at the default tolerance: run alone
+# the benchmark gates at the default tolerance (a blank is no answer): run alone, before any background work
+@pytest.mark.timing
+@pytest.mark.quiet
 def test_deploy_benchmark_teardown_take_blank_answers(deploy_env, tmp_path):
     env = deploy_env(prefix="blank", benchmark_results_dir=str(tmp_path / "results"))
     hf = {"HF_TOKEN": "hf_from_the_environment"}  # a blank hf_token falls back to HF_TOKEN

@@ -1,5 +1,5 @@
 """End to end: model download Job (simulated) -> DGD Ready -> AIPerf Job executed locally; the real
-`aiperf` talks to the simulated frontend through the Service name and writes its artifacts on the PVC."""
+`aiperf` talks to the real Dynamo frontend (the runtime's model server) through the Service name and writes its artifacts on the PVC."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.parent.name for p in (REPO / "molecule").glob("*/molecule.yml"))
-# Scenarios whose verdict depends on measured latencies (the benchmark gate at its default tolerance).
+# Scenarios whose verdict depends on measured latencies: the benchmark gate at its default tolerance, so they run
+# alone and before any background work (the `quiet` marker).
 TIMING = {"benchmark-gb300"}
 
 
@@ -27,7 +28,7 @@ def test_every_scenario_directory_is_collected():
             "vllm-b200-dspark", "vllm-mi355x"} <= set(SCENARIOS)
 
 
-@pytest.mark.parametrize("scenario", [pytest.param(s, marks=pytest.mark.timing) if s in TIMING else s
+@pytest.mark.parametrize("scenario", [pytest.param(s, marks=[pytest.mark.timing, pytest.mark.quiet]) if s in TIMING else s
                                       for s in SCENARIOS])
 def test_scenario(scenario):
     env = {**os.environ, "BIN": str(Path(sys.executable).parent), "ANSIBLE_NOCOLOR": "1", "PY_COLORS": "0"}

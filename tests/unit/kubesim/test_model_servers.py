@@ -224,24 +224,14 @@ def test_a_profile_is_made_once_in_the_background_and_a_failed_one_serves_uncali
     assert "AIPerf failed" in next(iter(profiles.failed.values()))
 
 
-# ---------------------------------------------------------------------------- which model servers a rehearsal gets
-def test_the_runtime_serves_wherever_it_can_unless_told_otherwise(monkeypatch):
-    monkeypatch.delenv(ms.MODEL_SERVERS_ENV, raising=False)
+# ---------------------------------------------------------------------------- where the runtime can serve
+def test_a_rehearsal_where_the_runtime_cannot_run_is_refused_saying_why(monkeypatch):
     monkeypatch.setattr(ms, "runtime_unavailable", lambda: None)
-    assert ms.runtime_wanted()
+    ms.require_runtime()
     monkeypatch.setattr(ms, "runtime_unavailable", lambda: "its network namespaces need root")
-    assert not ms.runtime_wanted()
-    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "dynamo")
-    assert ms.runtime_wanted()       # asked for: the emulator then says why it cannot start
-    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "simulated")
-    monkeypatch.setattr(ms, "runtime_unavailable", lambda: None)
-    assert not ms.runtime_wanted()
-
-
-def test_an_unknown_choice_of_model_servers_names_the_valid_ones(monkeypatch):
-    monkeypatch.setenv(ms.MODEL_SERVERS_ENV, "vllm")
-    with pytest.raises(ValueError, match="KUBESIM_MODEL_SERVERS='vllm': choose one of dynamo, simulated"):
-        ms.runtime_wanted()
+    with pytest.raises(RuntimeError, match="serves every target with the real Dynamo runtime, which cannot run here: "
+                                           "its network namespaces need root"):
+        ms.require_runtime()
 
 
 def test_the_runtime_needs_root_and_iproute2(monkeypatch):

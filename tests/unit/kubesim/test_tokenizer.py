@@ -43,13 +43,13 @@ def test_bad_repo_id(tmp_path):
 
 
 @pytest.mark.slow
-def test_transformers_loads_it_offline_and_counts_frontend_words(tmp_path):
+def test_transformers_loads_it_offline_and_counts_one_token_words(tmp_path):
     write_hf_cache_tokenizer(tmp_path, REPO_ID)
     code = (
         "from transformers import AutoTokenizer\n"
-        "from kubesim.frontend import reply_tokens\n"
+        "from kubesim.tokenizer import ONE_TOKEN_WORDS as W\n"
         f"t = AutoTokenizer.from_pretrained({REPO_ID!r})\n"
-        "print(len(t.encode(''.join(reply_tokens('x', 50, True)))))\n"
+        "print(len(t.encode(W[0].capitalize() + ''.join(' ' + W[i % len(W)] for i in range(1, 50)))))\n"
         "print(t.decode(t.encode('Hello, world! 123')))\n"
     )
     env = dict(os.environ, HF_HOME=str(tmp_path), HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO))
