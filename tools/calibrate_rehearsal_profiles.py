@@ -26,6 +26,7 @@ sys.path[:0] = [str(REPO), str(REPO / "collections")]
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import objects as render  # noqa: E402
+from kubesim.rehearsal import TARGETS  # noqa: E402
 from kubesim.standins import mocker_calibration as mc  # noqa: E402
 from kubesim.standins.mocker_profile import ProfileError, PublishedFigures  # noqa: E402
 from kubesim.standins.model_servers import runtime_unavailable  # noqa: E402
@@ -36,24 +37,6 @@ from kubesim.standins.served_profiles import (  # noqa: E402
     rehearsal_profiles,
 )
 
-# Every target the rehearsal serves, with the variables its deploy needs beyond sku, mode and framework (the same
-# ones the tests and the molecule scenarios pass).
-TARGETS: dict[str, dict] = {
-    "sglang-agg-gb200": {"sku": "gb200", "mode": "agg"},
-    "sglang-agg-gb300": {"sku": "gb300", "mode": "agg"},
-    "sglang-disagg-gb200": {"sku": "gb200", "mode": "disagg", "rdma_provider": "infiniband"},
-    "sglang-disagg-gb300": {"sku": "gb300", "mode": "disagg", "rdma_provider": "infiniband"},
-    "sglang-kv-router-gb200": {"sku": "gb200", "mode": "kv-router"},
-    "sglang-kv-router-gb300": {"sku": "gb300", "mode": "kv-router"},
-    "vllm-agg-gb200": {"sku": "gb200", "mode": "agg", "framework": "vllm"},
-    "vllm-agg-gb300": {"sku": "gb300", "mode": "agg", "framework": "vllm"},
-    "vllm-agg-b200": {"sku": "b200", "mode": "agg", "framework": "vllm",
-                      "draft_repo": "example-org/muse-spark-dspark-draft"},
-    "vllm-agg-mi355x": {"sku": "mi355x", "mode": "agg", "framework": "vllm",
-                        "checkpoint_repo": "example-org/muse-spark-mxfp4"},
-    "vllm-agg-mi350x": {"sku": "mi350x", "mode": "agg", "framework": "vllm",
-                        "checkpoint_repo": "example-org/muse-spark-mxfp4"},
-}
 SERVED_KINDS = ("DynamoGraphDeployment", "Deployment")
 
 

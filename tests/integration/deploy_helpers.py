@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from kubesim.rehearsal import TARGETS
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 GROUP_VARS = REPO / "inventories" / "local" / "group_vars" / "dynamo_clusters"
@@ -21,23 +23,9 @@ TRACE = REPO / "inventories" / "rehearsal-data" / "agentic-rehearsal.jsonl"
 MANAGED_BY = "app.kubernetes.io/managed-by=inferops.dynamo"
 DGD = ("nvidia.com/v1beta1", "DynamoGraphDeployment")
 
-# What each catalog target needs beyond sku/mode/framework (the plan refuses placeholders).
-TARGET_ARGS = {
-    "sglang-agg-gb200": ["-e", "sku=gb200", "-e", "mode=agg"],
-    "sglang-agg-gb300": ["-e", "sku=gb300", "-e", "mode=agg"],
-    "sglang-disagg-gb200": ["-e", "sku=gb200", "-e", "mode=disagg", "-e", "rdma_provider=infiniband"],
-    "sglang-disagg-gb300": ["-e", "sku=gb300", "-e", "mode=disagg", "-e", "rdma_provider=infiniband"],
-    "sglang-kv-router-gb200": ["-e", "sku=gb200", "-e", "mode=kv-router"],
-    "sglang-kv-router-gb300": ["-e", "sku=gb300", "-e", "mode=kv-router"],
-    "vllm-agg-gb200": ["-e", "sku=gb200", "-e", "mode=agg", "-e", "framework=vllm"],
-    "vllm-agg-gb300": ["-e", "sku=gb300", "-e", "mode=agg", "-e", "framework=vllm"],
-    "vllm-agg-b200": ["-e", "sku=b200", "-e", "mode=agg", "-e", "framework=vllm",
-                      "-e", "draft_repo=example-org/muse-spark-dspark-draft"],
-    "vllm-agg-mi355x": ["-e", "sku=mi355x", "-e", "mode=agg", "-e", "framework=vllm",
-                        "-e", "checkpoint_repo=example-org/muse-spark-mxfp4"],
-    "vllm-agg-mi350x": ["-e", "sku=mi350x", "-e", "mode=agg", "-e", "framework=vllm",
-                        "-e", "checkpoint_repo=example-org/muse-spark-mxfp4"],
-}
+# Each rehearsal target as extra vars on a playbook's command line
+TARGET_ARGS = {name: [arg for key, value in variables.items() for arg in ("-e", f"{key}={value}")]
+               for name, variables in TARGETS.items()}
 
 
 @dataclass
