@@ -35,6 +35,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..control_plane.netns import call_inside
 from . import dynamo_runtime as rt
@@ -127,6 +128,13 @@ class PodServer:
     # a standalone pod runs both a frontend and an engine
     standalone: bool = False
     manifest: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+class Readiness(NamedTuple):
+    """What a serving pod's probe reads: a 200 from ``url`` and, with ``lists_a_model``, a non-empty model list."""
+
+    url: str
+    lists_a_model: bool = False
 
 
 class ModelServers:
@@ -319,7 +327,7 @@ class ModelServers:
                    if ((pods.get(uid) or {}).get("metadata", {}).get("annotations") or {}).get(SERVING) != UP}
         if not pending:
             return
-        answered = self._probe({uid: self._health_url(s) for uid, s in pending.items()})
+        answered = self._probe({uid: self._readiness(s) for uid, s in pending.items()})
         for uid in answered:
             p = pods.get(uid)
             if p is not None:
@@ -327,24 +335,24 @@ class ModelServers:
                                 namespace=p["metadata"]["namespace"])
 
     @staticmethod
-    def _health_url(server: PodServer) -> str:
+    def _readiness(server: PodServer) -> Readiness:
         if server.standalone:
             # `vllm serve` answers its health only once its engine has loaded: here the pod's frontend must list the
             # model its engine registered (its /health answers before that)
-            return f"http://{server.ip}:{server.port}{MODELS_PATH}"
+            return Readiness(f"http://{server.ip}:{server.port}{MODELS_PATH}", lists_a_model=True)
         if server.role == "frontend":
-            return f"http://{server.ip}:{server.port}/health"
+            return Readiness(f"http://{server.ip}:{server.port}/health")
         if server.role == PLANNER_TYPE:
-            return f"http://{server.ip}:{server.port}/metrics"
-        return f"http://{server.ip}:{WORKER_SYSTEM_PORT}/live"
+            return Readiness(f"http://{server.ip}:{server.port}/metrics")
+        return Readiness(f"http://{server.ip}:{WORKER_SYSTEM_PORT}/live")
 
-    def _probe(self, urls: dict[str, str]) -> list[str]:
+    def _probe(self, checks: dict[str, Readiness]) -> list[str]:
         def probe_all() -> list[str]:
             answered = []
-            for uid, url in urls.items():
+            for uid, check in checks.items():
                 try:
-                    with urllib.request.urlopen(url, timeout=1.0) as r:
-                        if r.status == 200 and (not url.endswith(MODELS_PATH) or json.load(r).get("data")):
+                    with urllib.request.urlopen(check.url, timeout=1.0) as r:
+                        if r.status == 200 and (not check.lists_a_model or json.load(r).get("data")):
                             answered.append(uid)
                 except (urllib.error.URLError, OSError, ValueError):  # ValueError: not JSON
                     continue

@@ -123,7 +123,7 @@ def test_a_planner_pod_runs_only_where_pods_reach_the_api_server(tmp_path):
     assert SERVICE_ACCOUNT_DIR in proc.argv[2] and proc.argv[4:7][1:] == ["-m", "dynamo.planner"]
     assert proc.env["KUBERNETES_SERVICE_HOST"] == "127.0.0.1" and proc.env["KUBERNETES_SERVICE_PORT"] == "6443"
     assert proc.env["DYN_DISCOVERY_BACKEND"] == "file"
-    assert servers._health_url(server).endswith(f":{op.PLANNER_METRICS_PORT}/metrics")
+    assert servers._readiness(server).url.endswith(f":{op.PLANNER_METRICS_PORT}/metrics")
 
 
 def test_disaggregated_workers_run_as_prefill_and_decode_engines():
@@ -146,7 +146,7 @@ def test_a_standalone_vllm_pod_runs_a_frontend_on_the_vllm_port_and_a_vllm_engin
     assert frontend.argv[frontend.argv.index("--http-port") + 1] == "8000"
     assert engine.argv[engine.argv.index("--engine-type") + 1] == "vllm"
     # Ready once the model is listed, as `vllm serve` answers its health once its engine has loaded
-    assert servers._health_url(server) == "http://10.244.0.9:8000/v1/models"
+    assert servers._readiness(server) == ("http://10.244.0.9:8000/v1/models", True)
 
 
 def test_a_slow_frontend_fault_slows_the_engines_and_an_errors_fault_stops_them():
