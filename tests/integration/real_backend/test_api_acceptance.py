@@ -94,6 +94,17 @@ def _apply_playbook(tmp_path: Path, cluster, objects_file: Path) -> Path:
     return path
 
 
+def _without_pods(dyn, ns: str) -> None:
+    """The namespace, with a ResourceQuota of no pods: acceptance is the question here, as for the suspended Jobs. The
+    real API server still validates every object applied to it, and the controllers still reconcile them, but no pod
+    is admitted, so the node side starts no model server: with the applied DGDs served by the real Dynamo runtime,
+    this test took 856 s of the parallel pass's longest chain (2026-12-07)."""
+    dyn.resources.get(api_version="v1", kind="Namespace").create(body=render.namespace(ns))
+    dyn.resources.get(api_version="v1", kind="ResourceQuota").create(namespace=ns, body={
+        "apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "no-pods", "namespace": ns},
+        "spec": {"hard": {"pods": "0"}}})
+
+
 @pytest.fixture
 def acceptance_namespaces(real_dyn):
     """Released afterwards (deleted, their pods waited for): the operator stand-in turns every applied DGD into
@@ -110,6 +121,8 @@ def test_every_variant_is_accepted_and_reapplies_unchanged(real_cluster, real_dy
     kinds = {d["kind"] for d in docs}
     assert {"DynamoGraphDeployment", "Deployment", "Service", "Job", "PersistentVolumeClaim", "Secret",
             "ComputeDomain"} <= kinds
+    for i in range(namespaces):
+        _without_pods(real_dyn, f"acc-{i}")
     objects_file = tmp_path / "objects.yaml"
     objects_file.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     play = _apply_playbook(tmp_path, real_cluster, objects_file)

@@ -57,9 +57,11 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
     assert second.rc == 0 and second.recap("rehearsal")["changed"] == 0, second.output[-4000:]
 
     # The gate's figures depend on this machine's load; what must hold is the path: the real AIPerf ran
-    # as a pod, reached the frontend by the Service's name, and its summary came back through the log.
+    # as a pod, reached the frontend by the Service's name, and its summary came back through the log. The real
+    # frontend tokenizes on the CPU the parallel pass saturates: TTFT p50 470.8 ms there (2.6x the published
+    # 177.9, make test 2026-12-07), so the gate here allows five times the published figures.
     results = inv.parent / "results"
-    bench = playbook("benchmark.yml", "-i", str(inv), *GB300_AGG, "-e", "benchmark_tolerance=0.9",
+    bench = playbook("benchmark.yml", "-i", str(inv), *GB300_AGG, "-e", "benchmark_tolerance=4.0",
                      "-e", '{"benchmark_concurrency": [8, 16]}', "-e", f"benchmark_results_dir={results}")
     assert bench.rc == 0, bench.output[-4000:]
     summaries = {json.loads(f.read_text())["context"]["concurrency"]: json.loads(f.read_text())
