@@ -134,7 +134,9 @@ def test_failed_job_has_log_tail(tmp_path, kubesim_faults, k8s_dynamic, k8s_name
 
 def test_download_job_progress_and_callback(tmp_path, kubesim_faults, k8s_dynamic, k8s_namespace):
     name = uniq("download")
-    kubesim_faults.fault("slow-download", seconds=4)
+    # Long enough for the first poll to find it running on a loaded machine: with 4 s, the parallel pass's load (the
+    # real Dynamo runtime serving every session cluster) once let the pod finish before ansible-playbook's first poll.
+    kubesim_faults.fault("slow-download", seconds=15)
     create(k8s_dynamic, k8s_namespace, {
         "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
         "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
@@ -142,7 +144,7 @@ def test_download_job_progress_and_callback(tmp_path, kubesim_faults, k8s_dynami
              "command": ["bash", "-c", f"hf download {MODEL}"]}]}}}})
     task = {"name": "wait for the download", "inferops.dynamo.workload_status": {
         "kind": "Job", "name": name, "namespace": k8s_namespace, "wait_seconds": 1, "poll_interval": 0.5},
-        "until": "r0.complete or r0.fatal", "retries": 20, "delay": 0}
+        "until": "r0.complete or r0.fatal", "retries": 40, "delay": 0}
     (r,), out = run_tasks(tmp_path, kubesim_faults, [task],
                           env={"ANSIBLE_CALLBACKS_ENABLED": "inferops.dynamo.progress"})
     assert r["complete"] is True and r["ready"] is True and r["fatal"] is False, r
