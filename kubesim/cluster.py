@@ -19,9 +19,9 @@ log = logging.getLogger("kubesim")
 
 
 class SimCluster:
-    def __init__(self, index: int, config: ClusterConfig, port: int = 0, netns=None):
+    def __init__(self, index: int, config: ClusterConfig, netns, port: int = 0):
         self.index = index
-        self.netns = netns          # where the real Dynamo runtime serves, when it does (emulator.py)
+        self.netns = netns          # where the real Dynamo runtime serves its pods (emulator.py)
         self.name = f"kubesim-{index}"
         self.config = config
         self.token = config.token or secrets.token_hex(16)

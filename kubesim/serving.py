@@ -15,10 +15,7 @@ class Serving:
 
     # ------------------------------------------------------------------ the real Dynamo runtime
     def runtime_model_servers(self):
-        """The real backend's model-server stand-in over this cluster's store. A cluster without a network namespace
-        (one built in-process, not by the emulator) has none: its Services answer as if no pod were Ready."""
-        if self.cluster.netns is None:
-            return None
+        """The real backend's model-server stand-in over this cluster's store, in the cluster's network namespace."""
         from .standins.model_servers import ModelServers
         from .standins.served_profiles import REHEARSAL_HF_HOME, rehearsal_profiles
         from .standins.store_kube import StoreKube
@@ -31,7 +28,7 @@ class Serving:
 
     def serving_held(self, pod: dict) -> bool:
         """Whether the pod's readiness waits for its model server's process to answer (as a real worker's probe)."""
-        if self.model_servers is None or not self.model_servers.serves(pod):
+        if not self.model_servers.serves(pod):
             return False
         from .standins.model_servers import SERVING, UP
 
@@ -39,11 +36,9 @@ class Serving:
 
     def port_for_service(self, ns: str, name: str) -> int | None:
         """A host port that leads to a Ready pod behind the Service, on its target port, in the namespace; None when
-        there is none (or no model server)."""
+        there is none."""
         from .netns_forward import NetnsForwarder
 
-        if self.model_servers is None:
-            return None
         svc = self.store.raw_get("/services", ns, name)
         spec = (svc or {}).get("spec") or {}
         if not spec.get("selector") or not spec.get("ports"):
@@ -67,12 +62,10 @@ class Serving:
         for fwd in self.forwarders.values():
             fwd.close()
         self.forwarders.clear()
-        if self.model_servers is not None:
-            self.model_servers.stop()
+        self.model_servers.stop()
 
     def reconcile_model_servers(self) -> None:
-        if self.model_servers is not None:
-            self.model_servers.reconcile()
+        self.model_servers.reconcile()
 
 
 def _named_port(pod: dict, name: str) -> int | None:
