@@ -20,6 +20,7 @@ The runtime lives in its own virtualenv (``make setup`` installs it from require
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -312,10 +313,10 @@ class ServedGraph:
 
 
 def wait_serving(url: str, model: str, workers: int, timeout: float = 60.0, graph: ServedGraph | None = None) -> dict:
-    """Wait until the frontend at ``url`` lists ``model`` and ``/health`` shows ``workers`` generate
-    instances; returns the health document. Raises with the first exited process's log otherwise."""
-    import json
-
+    """Wait until the frontend at ``url`` lists ``model``, ``/health`` shows ``workers`` generate instances and a
+    one-token completion is answered; returns the health document. Raises with the first exited process's log
+    otherwise. The completion is part of the wait because a listed model can still be refused for a moment (a 404
+    while its pipeline is being built, once seen under load), which a client such as the smoke test retries."""
     deadline = time.monotonic() + timeout
     last = "no answer"
     while time.monotonic() < deadline:
@@ -328,11 +329,22 @@ def wait_serving(url: str, model: str, workers: int, timeout: float = 60.0, grap
             with urllib.request.urlopen(url + "/health", timeout=2) as r:
                 health = json.load(r)
             generate = [i for i in health.get("instances") or [] if i.get("endpoint") == "generate"]
-            if model in models and len(generate) >= workers:
-                return health
             last = f"models {models}, {len(generate)} of {workers} workers registered"
+            if model in models and len(generate) >= workers:
+                _complete_one_token(url, model)
+                return health
+        except urllib.error.HTTPError as exc:
+            last = f"{last}; a one-token completion answered {exc.code}: {exc.read()[:200]!r}"
         except (urllib.error.URLError, OSError, ValueError) as exc:
             last = str(exc)
         time.sleep(0.3)
     raise TimeoutError(f"the Dynamo frontend at {url} did not serve {model} with {workers} workers "
                        f"in {timeout:.0f} s: {last}")
+
+
+def _complete_one_token(url: str, model: str) -> None:
+    body = {"model": model, "prompt": "ready", "max_tokens": 1}
+    request = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        r.read()
