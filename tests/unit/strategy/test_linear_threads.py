@@ -25,9 +25,12 @@ PLAY = [{
     "gather_facts": False,
     "strategy": "inferops.dynamo.linear_threads",
     "tasks": [
+        # into a file, not its output: run_command can lose the last output of a command that exits right as its
+        # 1 s select times out (ansible/ansible#51393), which a `sleep 1` under load invites
         {"name": "Run a command that takes a second, with this host's own value",
-         "ansible.builtin.command": "sh -c 'date +%s.%N; sleep 1; echo {{ own }}; date +%s.%N'",
-         "register": "slow", "changed_when": False},
+         "ansible.builtin.command": "sh -c 'date +%s.%N > {{ lines }}; sleep 1; echo {{ own }} >> {{ lines }};"
+                                    " date +%s.%N >> {{ lines }}'",
+         "vars": {"lines": "{{ out_dir }}/{{ inventory_hostname }}.lines"}, "changed_when": False},
         {"name": "Note which process ran the task ({{ own }})",
          "ansible.builtin.set_fact": {"runner": "{{ lookup('ansible.builtin.pipe', 'echo $PPID') }}"}},
         {"name": "Note which process ran a task with a timeout",
@@ -38,8 +41,7 @@ PLAY = [{
         {"name": "Write what this host saw",
          "ansible.builtin.copy": {
              "dest": "{{ out_dir }}/{{ inventory_hostname }}.json", "mode": "0644",
-             "content": "{{ {'runner': runner, 'timed_runner': timed_runner, 'lines': slow.stdout_lines,"
-                        " 'plugin': plugin_value} | to_json }}"},
+             "content": "{{ {'runner': runner, 'timed_runner': timed_runner, 'plugin': plugin_value} | to_json }}"},
          "delegate_to": "localhost"},
     ],
 }]
@@ -75,7 +77,8 @@ def run(tmp_path_factory):
                              "-e", f"out_dir={work}"], cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     output, _ = proc.communicate(timeout=120)   # a child forked while a thread held a lock would hang
-    seen = {name: json.loads((work / f"{name}.json").read_text())
+    seen = {name: {**json.loads((work / f"{name}.json").read_text()),
+                   "lines": (work / f"{name}.lines").read_text().split()}
             for name in HOSTS if (work / f"{name}.json").exists()}
     return proc.pid, seen, proc.returncode, output
 
