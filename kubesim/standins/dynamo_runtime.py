@@ -315,8 +315,9 @@ class ServedGraph:
 def wait_serving(url: str, model: str, workers: int, timeout: float = 60.0, graph: ServedGraph | None = None) -> dict:
     """Wait until the frontend at ``url`` lists ``model``, ``/health`` shows ``workers`` generate instances and a
     one-token completion is answered; returns the health document. Raises with the first exited process's log
-    otherwise. The completion is part of the wait because a listed model can still be refused for a moment (a 404
-    while its pipeline is being built, once seen under load), which a client such as the smoke test retries."""
+    otherwise. The completion is part of the wait because a listed model can still refuse a request: a listed
+    disaggregated model once answered 404 under the parallel test pass's load (not reproduced alone), which a client
+    such as the smoke test would retry."""
     deadline = time.monotonic() + timeout
     last = "no answer"
     while time.monotonic() < deadline:
