@@ -19,7 +19,7 @@ from pathlib import Path
 from .faults import fault_for
 from .objects import PODS, parse_ts, pod_ip, set_condition
 from .standins import pod_env, transfers
-from .standins.download import SimulatedDownload, download_failure, download_repos, is_download
+from .standins.download import SimulatedDownload, download_failure, download_specs, is_download
 from .standins.kubelet import crash_traceback, image_pull_failure, unpullable_image
 from .standins.operator_rules import pod_ready
 from .store import now
@@ -256,7 +256,7 @@ class PodLifecycle:
             rt = PodRuntime(m["uid"], m["namespace"], m["name"], "download", lp)
             env = self.resolve_env(pod, c)
             hf = env.get("HF_HOME")
-            rt.download = SimulatedDownload(download_repos(text), Path(hf) if hf else
+            rt.download = SimulatedDownload(download_specs(pod_env.command_argv(c)), Path(hf) if hf else
                                             pod_env.PodFolders.of(self.pods_dir, pod).hf_home,
                                             download_failure(faults, owner_name, m["name"]))
             rt.duration = float((faults.get("slow-download") or {}).get("seconds", self.cfg.download_seconds))

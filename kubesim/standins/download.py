@@ -34,13 +34,29 @@ def progress_line(repo: str, pct: int, total_gb: float = CHECKPOINT_GB) -> str:
     return f"Downloading {repo}: {pct}% ({total_gb * pct / 100:.1f} GB / {total_gb:.0f} GB)"
 
 
+# The collection's scripts name no repository: they take each as an argument, org/name[@revision].
+DOWNLOAD_MARK = re.compile(r"\b(?:hf|huggingface-cli)\s+download\b|\baws\s+s3\s+sync\b")
+REPO_SPEC = re.compile(r"([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)(?:@([0-9A-Za-z_.\-]+))?")
+
+
 def is_download(text: str) -> bool:
-    return bool(DOWNLOAD_RX.search(text) or S3_SYNC_RX.search(text))
+    return bool(DOWNLOAD_RX.search(text) or S3_SYNC_RX.search(text) or DOWNLOAD_MARK.search(text))
 
 
-def download_repos(text: str) -> list[str]:
-    """The repositories a download command fetches (hf download, or an S3 sync of their cache folders)."""
-    return DOWNLOAD_RX.findall(text) + [f"{org}/{name}" for org, name in S3_SYNC_RX.findall(text)]
+def download_specs(argv: list[str]) -> dict[str, str | None]:
+    """The repositories a download command fetches and the revision each is pinned to (None: its main branch):
+    named in the command (hf download org/name, or an S3 sync of its cache folder, as the recipe page writes
+    it), or the arguments of ``sh -c SCRIPT NAME ARGS...`` (the collection's Job)."""
+    text = " ".join(argv)
+    named = DOWNLOAD_RX.findall(text) + [f"{org}/{name}" for org, name in S3_SYNC_RX.findall(text)]
+    if named:
+        return dict.fromkeys(named)
+    positional = argv[4:] if len(argv) > 3 and argv[1] == "-c" else []
+    return {m.group(1): m.group(2) for a in positional if (m := REPO_SPEC.fullmatch(a))}
+
+
+def download_repos(argv: list[str]) -> list[str]:
+    return list(download_specs(argv))
 
 
 def download_failure(faults: dict, *names: str) -> dict | None:
@@ -73,8 +89,9 @@ class SimulatedDownload:
     ``fail`` is the download-fail fault as the pod was admitted with it (``reason``, ``at`` percent), or None.
     """
 
-    def __init__(self, repos: list[str], hf_home: Path, fail: dict | None = None):
+    def __init__(self, repos: list[str] | dict[str, str | None], hf_home: Path, fail: dict | None = None):
         self.repos = list(repos)
+        self.revisions = dict(repos) if isinstance(repos, dict) else {}
         self.hf_home = Path(hf_home)
         self.fail = dict(fail) if fail else None
         self.start = min((resumed_percent(self.hf_home, r) for r in self.repos), default=0)
@@ -126,11 +143,15 @@ class SimulatedDownload:
         return lines
 
     def _finished(self) -> list[str]:
-        from ..tokenizer import write_hf_cache_tokenizer
+        from ..tokenizer import repo_cache_dir, write_hf_cache_tokenizer
 
         lines = []
         for repo in self.repos:
-            lines.append(f"Fetched {repo} -> {write_hf_cache_tokenizer(self.hf_home, repo)}")
+            fetched = write_hf_cache_tokenizer(self.hf_home, repo)
             _partial(self.hf_home, repo).unlink(missing_ok=True)
+            # as the collection's script reports it: the pinned commit, else the one the branch resolved to
+            refs = repo_cache_dir(self.hf_home, repo) / "refs" / "main"
+            commit = self.revisions.get(repo) or (refs.read_text().strip() if refs.is_file() else "main")
+            lines += [f"model-download: {repo} at {commit}", f"Fetched {repo} -> {fetched}"]
         self.exit_code = 0
         return lines

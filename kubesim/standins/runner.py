@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import pod_env
-from .download import SimulatedDownload, download_failure, download_repos, is_download
+from .download import SimulatedDownload, download_failure, download_specs, is_download
 from .kubelet import cri_line
 from .transfers import trace_hold
 
@@ -141,7 +141,7 @@ class PodRunner:
         env = self._resolved(run, c, mounts)          # a simulated download starts no process
         hf_home = Path(env.get("HF_HOME") or self._folders(run.pod).hf_home)
         owners = [r.get("name", "") for r in run.pod["metadata"].get("ownerReferences") or []]
-        download = SimulatedDownload(download_repos(self._text(c)), hf_home,
+        download = SimulatedDownload(download_specs(pod_env.command_argv(c)), hf_home,
                                      download_failure(self.faults, *owners, run.pod["metadata"]["name"]))
         with open(log_path, "a", encoding="utf-8") as fh:
             while download.exit_code is None:

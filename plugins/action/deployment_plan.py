@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import deploy_inputs
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.build import build_plan, normalise_request
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError, PlanRefused
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.graph_names import dynamo_namespace_error
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.summary import plan_report
 from ansible_collections.inferops.dynamo.plugins.module_utils.render.objects import deploy_manifests
@@ -14,6 +15,7 @@ ARGUMENT_SPEC = {
     "request": {"type": "dict", "required": True},
     "namespace": {"type": "str", "default": "dynamo"},
     "storage_class": {"type": "str"},
+    "settings": {"type": "dict", "default": {}},
 }
 
 
@@ -25,11 +27,17 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         result["changed"] = False
+        # the deploy's own inputs are refused together with the target's: every broken rule at once
+        broken = deploy_inputs.refusals(args["namespace"], args.get("storage_class"), args["settings"])
         try:
-            plan = build_plan(args["request"])
-            too_long = dynamo_namespace_error(args["namespace"], plan)
-            if too_long is not None:
-                raise too_long
+            try:
+                plan = build_plan(args["request"])
+            except PlanError as exc:
+                raise PlanRefused([*getattr(exc, "errors", [exc]), *broken]) from None
+            too_long = dynamo_namespace_error(args["namespace"], plan) if not broken else None
+            broken += [too_long] if too_long is not None else []
+            if broken:
+                raise PlanRefused(broken)
         except PlanError as exc:
             violations = [{"rule": e.rule, "message": e.message, "valid": e.valid}
                           for e in getattr(exc, "errors", [exc])]

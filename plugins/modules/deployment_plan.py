@@ -30,7 +30,11 @@ options:
         C(rdma_net_devices), C(vllm_frontend) (rust, python), C(attention_backend), C(modalities),
         C(frontend_decoding), C(flavour), C(image), C(update_strategy) (RollingUpdate, Recreate), C(cache_claim)
         (an existing claim adopted as the model cache), C(load_seconds) (a measured weight load: the startup
-        probe allows twice that, at least 10 min)."
+        probe allows twice that, at least 10 min), C(checkpoint_revision) and C(draft_revision) (commit ids the
+        download and the engines pin), C(trust_remote_code) (only with a pinned revision)."
+      - "Every free-text key is checked against its grammar: repositories as the Hub's C(org/name), revisions as
+        40-character commit ids, C(image) as an image reference, C(cache_claim) as a Kubernetes name,
+        C(rdma_net_devices) as UCX device names, C(autoscaling_prometheus_url) as an http(s) URL."
       - Empty strings and null mean the target's default, so AWX surveys can leave fields blank.
     type: dict
     required: true
@@ -41,6 +45,18 @@ options:
   storage_class:
     description: ReadWriteMany StorageClass written into the model cache PVC of the returned manifests.
     type: str
+  settings:
+    description:
+      - The deploy's other free-text inputs, checked with the request so that every broken one is refused at once,
+        before anything is rendered; unset ones are skipped.
+      - "Keys: C(model_cache_source) (its type and fields: C(bucket) an s3:// URI, C(endpoint) a URL, C(secret),
+        C(ca_configmap) and C(claim) Kubernetes names, C(region)), C(model_cache_download_image),
+        C(model_cache_s3_image), C(model_cache_trace_image) and C(benchmark_image) (image references),
+        C(model_cache_trace_url) and C(prometheus_url) (http(s) URLs without credentials), C(monitoring_namespace),
+        C(benchmark_aiperf_extra_args) (a list of arguments, each passed as one argument, never through a shell),
+        C(network_policy_clients) (a list of C(namespace) and C(pod_labels) peers)."
+    type: dict
+    default: {}
 author:
   - inferops team
 notes:

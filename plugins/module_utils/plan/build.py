@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import engine_args, matrix_rules
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import engine_args, grammar, matrix_rules
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import Catalog, load_catalog
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.checks import Checks
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError, PlanRefused
@@ -42,8 +42,19 @@ INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "t
 # positive numbers that may have a fraction
 NUMBERS = ("autoscaling_ttft_ms", "autoscaling_itl_ms", "autoscaling_tolerance")
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim",
-           "autoscaling_prometheus_url")
-BOOLEANS = ("frontend_decoding",)
+           "autoscaling_prometheus_url", "checkpoint_revision", "draft_revision")
+# The grammar each free-text input must follow (plan.grammar); model, sku and flavour are looked up by name.
+GRAMMAR = {
+    "checkpoint_repo": "hub_repo",
+    "draft_repo": "hub_repo",
+    "checkpoint_revision": "commit",
+    "draft_revision": "commit",
+    "image": "image",
+    "cache_claim": "dns_subdomain",
+    "rdma_net_devices": "net_devices",
+    "autoscaling_prometheus_url": "url",
+}
+BOOLEANS = ("frontend_decoding", "trust_remote_code")
 KNOWN = set(CHOICES) | set(INTEGERS) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
 # Without these there is no target, so nothing else can be judged.
 IDENTITY = ("sku", "mode", "framework", "model")
@@ -115,7 +126,13 @@ def _input(key: str, value):
         return _boolean(key, value)
     if key == "modalities":
         return _modalities(value)
-    return str(value).strip()
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise PlanError(f"{key} must be a string, got {type(value).__name__}.", f"invalid-{key.replace('_', '-')}",
+                        inputs=[key])
+    text = str(value).strip()
+    if key in GRAMMAR:
+        grammar.check(key, GRAMMAR[key], text)
+    return text
 
 
 def _positive_int(key: str, value) -> int:
@@ -208,6 +225,7 @@ class Resolved:
     ep: int
     gpus_per_worker: int
     kv_replicas: int
+    trust_remote_code: bool = False
     rdma: dict = field(default_factory=dict)
 
     @property
@@ -261,6 +279,11 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
     checkpoint = dict(model["checkpoints"][checkpoint_key])
     if "checkpoint_repo" in req:
         checkpoint["hf_id"] = req["checkpoint_repo"]
+        # another repository: the catalog's revision and its need for remote code were the catalog's repository's
+        checkpoint.pop("revision", None)
+        checkpoint.pop("trust_remote_code", None)
+    if "checkpoint_revision" in req:
+        checkpoint["revision"] = req["checkpoint_revision"]
 
     speculative = req.get("speculative", target.get("speculative", "none"))
     draft = None
@@ -268,6 +291,17 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
         draft = dict(model["draft_models"]["dspark"])
         if "draft_repo" in req:
             draft["hf_id"] = req["draft_repo"]
+            draft.pop("revision", None)
+        if "draft_revision" in req:
+            draft["revision"] = req["draft_revision"]
+    trust_remote_code = req.get("trust_remote_code", bool(checkpoint.get("trust_remote_code", False)))
+    if trust_remote_code and not checkpoint.get("revision"):
+        # remote code runs on every GPU node: only code whose revision cannot move under us
+        checks.record(PlanError(
+            f"trust_remote_code runs the repository's Python ({checkpoint['hf_id']}) in every worker, so its "
+            "revision must be pinned; a branch can change under a running deployment.", "remote-code-unpinned",
+            ["checkpoint_revision=<40-character commit id>", "trust_remote_code=false"],
+            inputs=["trust_remote_code", "checkpoint_revision"]))
 
     concurrency = req.get("concurrency", target["benchmark"]["concurrency"])
     parallelism = req.get("parallelism", target.get("parallelism", "tp-ep"))
@@ -319,6 +353,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
         vllm_frontend=vllm_frontend, vllm_frontend_requested=vllm_frontend_requested,
         attention_backend=attention, attention_backend_requested=attention_requested,
         tp=tp, ep=ep, gpus_per_worker=gpus_per_worker, kv_replicas=kv_replicas,
+        trust_remote_code=trust_remote_code,
     )
     try:
         resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
@@ -437,6 +472,12 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         frontend = {"component": "Frontend", "image": _image(r), "command": command, "args": args, "env": env,
                     "router": "kv" if r.mode == "kv-router" else "round-robin"}
     downloads = [r.checkpoint["hf_id"]] + ([r.draft["hf_id"]] if r.draft else [])
+    revisions = {m["hf_id"]: m["revision"] for m in (r.checkpoint, r.draft) if m and m.get("revision")}
+    unpinned = [repo for repo in downloads if repo not in revisions]
+    if unpinned:
+        warnings.append(f"{', '.join(unpinned)} will be downloaded from its main branch, which can change: pin "
+                        "checkpoint_revision (and draft_revision) to a commit id; the revision history records the "
+                        "commit the download found.")
     disk_gb = float(r.checkpoint["disk_gb"]) + (float(r.draft["disk_gb"]) if r.draft else 0.0)
     trace = r.catalog.benchmark_trace
     status = r.target["status"]
@@ -457,6 +498,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "frontend_port": int(r.runtime.get("frontend_port", r.runtime.get("port", 8000))),
         "checkpoint": {"key": r.checkpoint_key, **r.checkpoint},
         "draft_model": r.draft,
+        # the checkpoint's own Python runs in the workers (and AIPerf's tokenizer): only at a pinned revision
+        "trust_remote_code": r.trust_remote_code,
         "parallelism": r.parallelism,
         "speculative": r.speculative,
         "kv_cache_dtype": r.kv_cache_dtype,
@@ -477,8 +520,9 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "model_cache": {"pvc": getattr(r, "cache_claim", None) or "shared-model-cache",
                         "mount_path": engine_args.MODEL_MOUNT,
                         "size_gi": int(-(-disk_gb * 1.25 // 100) * 100), "downloads": downloads,
-                        "secret": "hf-token-secret"},
-        "benchmark": {"concurrency": r.concurrency, "request_count": r.request_count,
+                        "revisions": revisions, "secret": "hf-token-secret"},
+        # each target's own Job: a benchmark of one target never replaces or deletes another's
+        "benchmark": {"job": f"{name}-aiperf", "concurrency": r.concurrency, "request_count": r.request_count,
                       "warmup_requests": trace.get("warmup_requests", 5),
                       "endpoint": f"{name}-frontend:{int(r.runtime.get('frontend_port', r.runtime.get('port', 8000)))}",
                       "workload": r.target["benchmark"]["workload"], "trace": trace},

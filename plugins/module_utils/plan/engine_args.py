@@ -94,12 +94,19 @@ def _rdma_env(r, role: str) -> list[tuple[str, str]]:
     return list(r.rdma["env"].items())
 
 
+def _source_args(r) -> list[str]:
+    """The checkpoint's pinned revision (the cache holds that snapshot) and, only where the checkpoint needs it and
+    its revision is pinned (the plan refuses otherwise), permission to run its own Python."""
+    args = ["--revision", r.checkpoint["revision"]] if r.checkpoint.get("revision") else []
+    return args + (["--trust-remote-code"] if r.trust_remote_code else [])
+
+
 # --------------------------------------------------------------------------- Dynamo + SGLang
 def sglang_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
     args = [
         "--model-path", r.checkpoint["hf_id"],
         "--served-model-name", r.served_model_name,
-        "--trust-remote-code",
+        *_source_args(r),
         "--tensor-parallel-size", str(r.tp),
     ]
     if r.ep > 1:
@@ -146,7 +153,7 @@ def dynamo_vllm_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
     args = [
         "--model", r.checkpoint["hf_id"],
         "--served-model-name", r.served_model_name,
-        "--trust-remote-code",
+        *_source_args(r),
         "--tensor-parallel-size", str(r.tp),
     ]
     if r.ep > 1:
@@ -206,7 +213,7 @@ def standalone_vllm(r) -> tuple[list[str], list[str], list[dict]]:
         "--served-model-name", r.served_model_name,
         "--host", "0.0.0.0",
         "--port", str(r.runtime["port"]),
-        "--trust-remote-code",
+        *_source_args(r),
         "--tensor-parallel-size", str(r.tp),
     ]
     if r.parallelism == "tp-ep":

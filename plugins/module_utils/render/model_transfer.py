@@ -92,14 +92,28 @@ def _cache_dir(repo: str) -> str:
     return "models--" + repo.replace("/", "--")
 
 
+# The scripts below are constant text: every value reaches them as a positional argument (each repository as
+# org/name@revision, which the plan checked against the Hub's grammar) or from the environment, never pasted in.
+_EACH_REPO = "\n".join([
+    'for spec in "$@"; do',
+    'repo="${spec%%@*}"; revision=main',
+    'case "$spec" in *@*) revision="${spec#*@}" ;; esac',
+    'cache_dir="$MODEL_MOUNT/hub/models--$(printf %s "$repo" | sed \'s#/#--#\')"',
+])
+# What the collection records in the revision history: the commit the download got (a pinned revision is that
+# commit; a branch is resolved by the client into refs/<branch>).
+_REPORT_COMMIT = ('commit="$(cat "$cache_dir/refs/$revision" 2>/dev/null || printf %s "$revision")"; '
+                  'echo "model-download: $repo at $commit"')
+
+
 def _shard_picker() -> str:
     """The files of a repository this pod fetches: every Nth of the sorted listing, N pods of an Indexed Job."""
     return "\n".join([
         "shard_files() {",
-        "python3 - \"$1\" <<'PY'",
+        "python3 - \"$1\" \"$2\" <<'PY'",
         "import os, sys",
         "from huggingface_hub import HfApi",
-        "files = sorted(HfApi().list_repo_files(sys.argv[1]))",
+        "files = sorted(HfApi().list_repo_files(sys.argv[1], revision=sys.argv[2]))",
         'index, count = int(os.environ["JOB_COMPLETION_INDEX"]), int(os.environ["DOWNLOAD_PODS"])',
         "print('\\n'.join(f for n, f in enumerate(files) if n % count == index))",
         "PY",
@@ -112,49 +126,61 @@ _VERIFY_CHECK = ('hf cache verify --help >/dev/null 2>&1 || { echo "model-downlo
                  'that has it, or model_cache_download_verify=false" >&2; exit 3; }')
 
 
-def _hub_script(repos: list[str], pods: int, max_workers: int, verify: bool) -> str:
+def _hub_script(pods: int, verify: bool) -> str:
     lines = ["set -eu"]
     if verify:
         lines.append(_VERIFY_CHECK)
     if pods > 1:
         lines += [_shard_picker(), 'echo "model-download: pod $JOB_COMPLETION_INDEX of $DOWNLOAD_PODS"']
-    for repo in repos:
-        if pods > 1:
-            lines += [f"set -- $(shard_files {repo})",
-                      f'if [ $# -gt 0 ]; then hf download {repo} "$@" --max-workers {max_workers}; fi']
-        else:
-            lines.append(f"hf download {repo} --max-workers {max_workers}")
-        if verify:
-            lines.append(f"hf cache verify {repo}")
-    lines.append("echo model-download complete")
+    lines.append(_EACH_REPO)
+    if pods > 1:
+        lines += ['files="$(shard_files "$repo" "$revision")"',
+                  # one file name a line (the Hub's names have no newline); no glob is expanded
+                  'set -f; IFS="$(printf \'\\n_\')"; IFS="${IFS%_}"; set -- $files; set +f; unset IFS',
+                  'if [ $# -gt 0 ]; then hf download "$repo" "$@" --revision "$revision" '
+                  '--max-workers "$DOWNLOAD_WORKERS"; fi']
+    else:
+        lines.append('hf download "$repo" --revision "$revision" --max-workers "$DOWNLOAD_WORKERS"')
+    if verify:
+        lines.append('hf cache verify "$repo" --revision "$revision"')
+    lines += [_REPORT_COMMIT, "done", "echo model-download complete"]
     return "\n".join(lines)
 
 
-def _s3_script(repos: list[str], bucket: str, mount: str) -> str:
-    lines = [
+def _s3_script() -> str:
+    return "\n".join([
         "set -eu",
         "export AWS_CONFIG_FILE=/tmp/aws-config",
         # The CLI's own parallel transfer; sync skips objects already present with the same size and time,
         # so a pod started again after a failure carries on where the last one stopped.
         "printf '[default]\\ns3 =\\n  max_concurrent_requests = 64\\n  multipart_chunksize = 64MB\\n' > \"$AWS_CONFIG_FILE\"",
-    ]
-    for repo in repos:
-        lines.append(f'aws s3 sync "{bucket.rstrip("/")}/hub/{_cache_dir(repo)}" "{mount}/hub/{_cache_dir(repo)}" '
-                     '--only-show-errors ${S3_ENDPOINT:+--endpoint-url "$S3_ENDPOINT"}')
-        lines.append(f'test -s "{mount}/hub/{_cache_dir(repo)}/refs/main" || {{ echo "model-download: {bucket}/hub/'
-                     f'{_cache_dir(repo)} holds no Hugging Face cache (refs/main missing)" >&2; exit 2; }}')
-    lines.append("echo model-download complete")
-    return "\n".join(lines)
+        _EACH_REPO,
+        'folder="${cache_dir##*/}"',
+        'aws s3 sync "$S3_BUCKET/hub/$folder" "$cache_dir" --only-show-errors ${S3_ENDPOINT:+--endpoint-url "$S3_ENDPOINT"}',
+        'test -s "$cache_dir/refs/main" || { echo "model-download: $S3_BUCKET/hub/$folder holds no Hugging Face cache '
+        '(refs/main missing)" >&2; exit 2; }',
+        _REPORT_COMMIT,
+        "done",
+        "echo model-download complete",
+    ])
 
 
-def _adopt_script(repos: list[str], claim: str, mount: str) -> str:
-    lines = ["set -eu"]
-    for repo in repos:
-        lines.append(f'test -d "{mount}/hub/{_cache_dir(repo)}/snapshots" || {{ echo "model-download: claim {claim} '
-                     f'has no {repo} (expected the Hugging Face cache layout hub/{_cache_dir(repo)}/snapshots at its '
-                     'root)" >&2; exit 2; }')
-    lines.append(f'echo "model-download complete: claim {claim} adopted as it is"')
-    return "\n".join(lines)
+def _adopt_script() -> str:
+    return "\n".join([
+        "set -eu",
+        _EACH_REPO,
+        'test -d "$cache_dir/snapshots" || { echo "model-download: claim $CACHE_CLAIM has no $repo (expected the '
+        'Hugging Face cache layout hub/${cache_dir##*/}/snapshots at its root)" >&2; exit 2; }',
+        _REPORT_COMMIT,
+        "done",
+        'echo "model-download complete: claim $CACHE_CLAIM adopted as it is"',
+    ])
+
+
+def download_specs(plan: dict) -> list[str]:
+    """Each repository the download fetches, as org/name@revision where the plan pins one."""
+    revisions = plan["model_cache"].get("revisions") or {}
+    return [f"{repo}@{revisions[repo]}" if repo in revisions else repo for repo in plan["model_cache"]["downloads"]]
 
 
 def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source: dict | None = None,
@@ -165,30 +191,32 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
     again after a failed one, per download pod (a claim adopted as it is has nothing to retry)."""
     source = model_source(source, parallelism, retries)
     mount = plan["model_cache"]["mount_path"]
-    repos = plan["model_cache"]["downloads"]
     pods = max(1, int(parallelism))
-    env = [{"name": "HF_HOME", "value": mount}]
+    env = [{"name": "HF_HOME", "value": mount}, {"name": "MODEL_MOUNT", "value": mount}]
     env_from = [{"secretRef": {"name": plan["model_cache"]["secret"]}}]
     mounts = [{"name": "model-cache", "mountPath": mount}]
     volumes = [cache_volume]
     kind = source["type"]
     if kind in ("hub", "mirror"):
-        env.append({"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"})
-        script = _hub_script(repos, pods, max_workers, verify)
+        env += [{"name": "HF_XET_HIGH_PERFORMANCE", "value": "1"},
+                {"name": "DOWNLOAD_WORKERS", "value": str(int(max_workers))}]
+        script = _hub_script(pods, verify)
         if kind == "mirror":
             env.append({"name": "HF_ENDPOINT", "value": source["endpoint"]})
         if pods > 1:
             env.append({"name": "DOWNLOAD_PODS", "value": str(pods)})
     elif kind == "s3":
         image = s3_image
-        script = _s3_script(repos, source["bucket"], mount)
+        script = _s3_script()
+        env.append({"name": "S3_BUCKET", "value": source["bucket"].rstrip("/")})
         env_from = [{"secretRef": {"name": source["secret"]}}]
         if source.get("endpoint"):
             env.append({"name": "S3_ENDPOINT", "value": source["endpoint"]})
         if source.get("region"):
             env.append({"name": "AWS_DEFAULT_REGION", "value": source["region"]})
     else:
-        script = _adopt_script(repos, source["claim"], mount)
+        script = _adopt_script()
+        env.append({"name": "CACHE_CLAIM", "value": source["claim"]})
         env_from = []
     if source.get("ca_configmap"):
         ca = f"{CA_DIR}/{source['ca_key']}"
@@ -200,7 +228,9 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
     container = {
         "name": "model-download",
         "image": image,
-        "command": ["sh", "-c", script],
+        # sh -c SCRIPT NAME ARGS: the repositories are the script's "$@", each one argument
+        "command": ["sh", "-c", script, DOWNLOAD_JOB],
+        "args": download_specs(plan),
         "env": env,
         "securityContext": dict(_HARDENED),
         "volumeMounts": mounts,

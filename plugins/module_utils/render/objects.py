@@ -304,7 +304,6 @@ def standalone_deployment(plan: dict, ns: str) -> list[dict]:
     return [deployment, service]
 
 
-AIPERF_JOB = "muse-spark-aiperf"
 AIPERF_ROOT = f"{TRACE_MOUNT}/perf"
 SUMMARY_BEGIN = "=== AIPERF SUMMARY BEGIN ==="
 SUMMARY_END = "=== AIPERF SUMMARY END ==="
@@ -347,8 +346,10 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
     trace = plan["benchmark"]["trace"]
     common = ('-m "$TARGET_MODEL" --tokenizer "$TOKENIZER" --url "http://$ENDPOINT" --endpoint-type chat '
               "--streaming --ui-type simple "
-              '${REQUEST_RATE_CEILING:+--request-rate "$REQUEST_RATE_CEILING" --arrival-pattern constant}')
-    extra = " ".join(str(a) for a in (extra_args or []))
+              '${REQUEST_RATE_CEILING:+--request-rate "$REQUEST_RATE_CEILING" --arrival-pattern constant}'
+              '${TOKENIZER_TRUST_REMOTE_CODE:+ --tokenizer-trust-remote-code}')
+    # the user's extra arguments are the script's "$@": each stays one argument, never shell text
+    extra = '"$@"'
     script = "\n".join([
         "set -u",
         'STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"',
@@ -385,6 +386,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
         "ENDPOINT": plan["benchmark"]["endpoint"],
         "TARGET_MODEL": plan["model"]["served_model_name"],
         "TOKENIZER": plan["checkpoint"]["hf_id"],
+        **({"TOKENIZER_TRUST_REMOTE_CODE": "1"} if plan.get("trust_remote_code") else {}),
         "CONCURRENCY": str(concurrency),
         "REQUEST_COUNT": str(request_count),
         "WORKERS_MAX": str(workers_max or concurrency),
@@ -406,7 +408,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": _meta(AIPERF_JOB, ns, labels),
+        "metadata": _meta(plan["benchmark"]["job"], ns, labels),
         "spec": {
             "backoffLimit": 0,
             "activeDeadlineSeconds": int(deadline_s),
@@ -417,7 +419,8 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
                     "containers": [{
                         "name": "aiperf",
                         "image": image,
-                        "command": ["sh", "-c", script],
+                        "command": ["sh", "-c", script, "aiperf-job"],
+                        "args": [str(a) for a in extra_args or []],
                         "env": [{"name": k, "value": v} for k, v in env.items()],
                         "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"memory": "64Gi"}},
                         "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": TRACE_MOUNT}],

@@ -56,10 +56,17 @@ def test_trace_staging_is_held_for_its_configured_time():
 
 
 def test_download_commands_of_every_source_are_recognised():
-    assert download.download_repos('hf download org/m "$@" --max-workers 8') == ["org/m"]
+    assert download.download_repos(["sh", "-c", 'hf download org/m "$@" --max-workers 8']) == ["org/m"]
     s3 = 'aws s3 sync "s3://w/p/hub/models--meta-models--Muse-NVFP4" "/model/hub/models--meta-models--Muse-NVFP4" --x'
-    assert download.is_download(s3) and download.download_repos(s3) == ["meta-models/Muse-NVFP4"]
+    assert download.is_download(s3) and download.download_repos(["sh", "-c", s3]) == ["meta-models/Muse-NVFP4"]
     assert not download.is_download("hf cache verify org/m")
+
+
+def test_the_collections_download_job_names_its_repositories_as_arguments():
+    """The script is constant text; the repositories (and their pinned revisions) are its arguments."""
+    argv = ["sh", "-c", 'for spec in "$@"; do hf download "$repo"; done', "model-download", "org/m@" + "a" * 40, "o/d"]
+    assert download.is_download(" ".join(argv))
+    assert download.download_specs(argv) == {"org/m": "a" * 40, "o/d": None}
 
 
 def test_the_soonest_pull_under_way_is_when_the_kubelet_looks_again():

@@ -1,4 +1,11 @@
-"""The model download Job for each source, the shard split, and the runtime image pre-pull."""
+"""The model download Job for each source, the shard split, and the runtime image pre-pull.
+
+The scripts are run with ``sh`` and stub clients that log how they were called: what a test checks is the commands
+a pod would run, so a value that reached the shell as text (instead of as one argument) shows up as a wrong call."""
+
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -18,25 +25,71 @@ def env(job):
     return {e["name"]: e["value"] for e in container(job)["env"]}
 
 
-def test_hub_download_is_fast_verified_and_installs_nothing():
+STUB = """#!/bin/sh
+printf '%s' "$(basename "$0")" >> "$CALLS"; for a in "$@"; do printf ' [%s]' "$a" >> "$CALLS"; done; echo >> "$CALLS"
+"""
+
+
+def run_job(job, tmp_path, *, extra_args=(), files="f1\nf2"):
+    """Run the Job's container command with sh and stub hf/aws/python3; the calls they saw, one line each."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("hf", "aws"):
+        (bin_dir / tool).write_text(STUB)
+    (bin_dir / "python3").write_text(f"#!/bin/sh\ncat >/dev/null\nprintf '{files}\\n'\n")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    c = container(job)
+    argv = [shutil.which("sh"), *c["command"][1:], *c.get("args", []), *extra_args]
+    environ = {**os.environ, **env(job), "PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"),
+               "MODEL_MOUNT": str(tmp_path / "model"), "JOB_COMPLETION_INDEX": "0"}
+    (tmp_path / "model" / "hub").mkdir(parents=True)
+    done = subprocess.run(argv, env=environ, capture_output=True, text=True, check=False)
+    calls = (tmp_path / "calls").read_text().splitlines() if (tmp_path / "calls").exists() else []
+    return done, calls
+
+
+def test_hub_download_is_fast_verified_and_installs_nothing(tmp_path):
     job = render.download_job(PLAN, "muse")
-    script = container(job)["command"][2]
-    assert f"hf download {REPO} --max-workers 16" in script
-    assert f"hf cache verify {REPO}" in script
-    assert "pip" not in script
+    done, calls = run_job(job, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert calls[1:] == [f"hf [download] [{REPO}] [--revision] [main] [--max-workers] [16]",
+                         f"hf [cache] [verify] [{REPO}] [--revision] [main]"]
+    assert f"model-download: {REPO} at main" in done.stdout
+    assert "pip" not in container(job)["command"][2]
     assert env(job)["HF_XET_HIGH_PERFORMANCE"] == "1" and "HF_HUB_ENABLE_HF_TRANSFER" not in env(job)
     assert container(job)["image"] == mt.DOWNLOAD_IMAGE
     assert job["spec"]["backoffLimit"] == 3  # a failed pod is replaced and resumes from the PVC
 
 
-def test_shards_split_over_an_indexed_job():
+def test_a_pinned_revision_is_downloaded_verified_and_reported(tmp_path):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    plan = build_plan({"sku": "gb300", "mode": "agg", "checkpoint_revision": commit})
+    done, calls = run_job(render.download_job(plan, "muse"), tmp_path)
+    assert calls[1:] == [f"hf [download] [{REPO}] [--revision] [{commit}] [--max-workers] [16]",
+                         f"hf [cache] [verify] [{REPO}] [--revision] [{commit}]"]
+    assert f"model-download: {REPO} at {commit}" in done.stdout
+    assert ["--revision", commit] == plan["workers"][0]["args"][4:6]
+
+
+def test_the_script_is_constant_text_and_values_stay_one_argument(tmp_path):
+    """A repository reaches the script as an argument: even one the plan would refuse is never run as shell."""
+    job = render.download_job(PLAN, "muse")
+    assert REPO not in container(job)["command"][2]
+    done, calls = run_job(job, tmp_path, extra_args=["a/b; touch pwned #@$(touch pwned2)"])
+    assert not (tmp_path / "pwned").exists() and not list(tmp_path.rglob("pwned*"))
+    assert "hf [download] [a/b; touch pwned #] [--revision] [$(touch pwned2)] [--max-workers] [16]" in calls
+
+
+def test_shards_split_over_an_indexed_job(tmp_path):
     job = render.download_job(PLAN, "muse", parallelism=4, max_workers=8)
     assert job["spec"]["completionMode"] == "Indexed"
     assert job["spec"]["completions"] == job["spec"]["parallelism"] == 4
-    script = container(job)["command"][2]
-    assert f"set -- $(shard_files {REPO})" in script
-    assert f'hf download {REPO} "$@" --max-workers 8' in script
     assert env(job)["DOWNLOAD_PODS"] == "4"
+    done, calls = run_job(job, tmp_path, files="a b.safetensors\\nc*")
+    assert done.returncode == 0, done.stderr
+    # the pod's share of the listing, one file an argument (no word splitting, no glob)
+    assert f"hf [download] [{REPO}] [a b.safetensors] [c*] [--revision] [main] [--max-workers] [8]" in calls
 
 
 def test_mirror_sets_the_endpoint_and_the_ca_bundle():
@@ -48,12 +101,14 @@ def test_mirror_sets_the_endpoint_and_the_ca_bundle():
     assert {"name": "ca-bundle", "configMap": {"name": "corp-ca"}} in vols
 
 
-def test_s3_syncs_the_cache_layout_with_its_own_credentials():
+def test_s3_syncs_the_cache_layout_with_its_own_credentials(tmp_path):
     job = render.download_job(PLAN, "muse", source={"type": "s3", "bucket": "s3://weights/muse",
                                                      "secret": "s3-creds", "endpoint": "https://minio.corp:9000"})
-    script = container(job)["command"][2]
     folder = "models--" + REPO.replace("/", "--")
-    assert f'aws s3 sync "s3://weights/muse/hub/{folder}" "/model/hub/{folder}"' in script
+    done, calls = run_job(job, tmp_path)
+    assert calls == [f"aws [s3] [sync] [s3://weights/muse/hub/{folder}] [{tmp_path}/model/hub/{folder}] "
+                     "[--only-show-errors] [--endpoint-url] [https://minio.corp:9000]"]
+    assert "s3://weights" not in container(job)["command"][2] and env(job)["S3_BUCKET"] == "s3://weights/muse"
     assert container(job)["envFrom"] == [{"secretRef": {"name": "s3-creds"}}]
     assert container(job)["image"] == mt.S3_IMAGE and env(job)["S3_ENDPOINT"] == "https://minio.corp:9000"
 

@@ -130,9 +130,9 @@ def test_download_job_fetches_checkpoint_and_draft_with_the_token_secret():
     plan = build_plan(ALL_REQUESTS["vllm-agg-b200"])
     job = render.download_job(plan, "muse")
     assert job["metadata"]["name"] == "model-download"
-    script = job["spec"]["template"]["spec"]["containers"][0]["command"][-1]
-    assert "hf download meta-models/Muse-Spark-Open-816B-A42B-NVFP4" in script
-    assert "hf download example-org/Muse-Spark-Open-DSpark-draft" in script
+    # the script's arguments: each repository one argument, never pasted into the script
+    assert job["spec"]["template"]["spec"]["containers"][0]["args"] == [
+        "meta-models/Muse-Spark-Open-816B-A42B-NVFP4", "example-org/Muse-Spark-Open-DSpark-draft"]
     assert job["spec"]["template"]["spec"]["containers"][0]["envFrom"] == [{"secretRef": {"name": "hf-token-secret"}}]
 
 

@@ -23,9 +23,9 @@ def env(j):
 def test_job_replays_the_trace_like_the_recipe():
     plan, j = job()
     kubernetes_validate.validate(j, "1.33.0", strict=True)
-    assert j["metadata"]["name"] == "muse-spark-aiperf"
+    assert j["metadata"]["name"] == plan["benchmark"]["job"] == f"{plan['name']}-aiperf"
     assert j["spec"]["activeDeadlineSeconds"] == 4200
-    script = j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    script = j["spec"]["template"]["spec"]["containers"][0]["command"][2]
     assert "--custom-dataset-type mooncake_trace" in script
     assert "--streaming" in script
     assert '--concurrency "$CONCURRENCY"' in script
@@ -42,19 +42,30 @@ def test_job_replays_the_trace_like_the_recipe():
 
 
 def test_artifacts_go_to_a_per_run_directory_and_extra_args_pass_through():
-    _, j = job(extra_args=["--no-gpu-telemetry"], workers_max=2)
+    _, j = job(extra_args=["--no-gpu-telemetry", "--extra-inputs", "a b; id"], workers_max=2)
     e = env(j)
     assert e["RUN_ID"] == "20261129T120000Z-c20" and e["ROOT_ARTIFACT_DIR"] == "/model-cache/perf"
     assert e["WORKERS_MAX"] == "2"
-    assert "--no-gpu-telemetry" in j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
+    # each extra argument stays one argument of both runs, never shell text
+    assert "--no-gpu-telemetry" not in j["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    for args in _aiperf_arguments(j):
+        assert args[-4:-1] == ["--no-gpu-telemetry", "--extra-inputs", "a b; id"]
+
+
+def test_each_target_has_its_own_job():
+    plan_a, a = job()
+    plan_b = build_plan({"sku": "gb300", "mode": "agg"})
+    b = render.aiperf_job(plan_b, "muse", run_id="r", concurrency=1, request_count=1, image="i", deadline_s=60)
+    assert a["metadata"]["name"] != b["metadata"]["name"]
 
 
 def _aiperf_arguments(j):
     """What each ``aiperf profile`` line of the Job's script passes, expanded by sh with the Job's environment."""
-    script = j["spec"]["template"]["spec"]["containers"][0]["command"][-1]
-    lines = [line for line in script.splitlines() if line.startswith("aiperf profile")]
+    container = j["spec"]["template"]["spec"]["containers"][0]
+    lines = [line for line in container["command"][2].splitlines() if line.startswith("aiperf profile")]
     environment = {"PATH": os.environ["PATH"], **env(j), "RUN_DIR": "/run"}
-    return [subprocess.run(["sh", "-c", line.replace("aiperf profile", "printf '%s\\n'", 1).split(" || ")[0]],
+    return [subprocess.run(["sh", "-c", line.replace("aiperf profile", "printf '%s\\n'", 1).split(" || ")[0],
+                            *container["command"][3:], *container.get("args", [])],
                            env=environment, capture_output=True, text=True, check=True).stdout.split("\n")
             for line in lines]
 

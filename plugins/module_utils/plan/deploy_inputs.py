@@ -1,0 +1,89 @@
+"""The deploy's inputs that are not the target's (where it goes, where the weights come from, which images the
+Jobs run, who may reach the endpoint), checked by the plan with the target's inputs, every broken one at once.
+
+Each is a free-text value from extra vars, an inventory or an AWX survey; the plan refuses any that is not of
+its kind's grammar (plan.grammar) before anything is rendered. Pure Python: no Ansible imports.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import grammar
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import model_transfer
+
+# The settings the plan checks, by their public names, and each one's kind.
+IMAGES = ("model_cache_download_image", "model_cache_s3_image", "model_cache_trace_image", "benchmark_image")
+URLS = ("model_cache_trace_url", "prometheus_url")
+NAMES = ("monitoring_namespace",)
+# model_cache_source's text fields and their kinds (its structure is model_transfer.model_source's).
+SOURCE_FIELDS = {"bucket": "s3_uri", "endpoint": "url", "secret": "dns_subdomain", "ca_configmap": "dns_subdomain",
+                 "ca_key": "label_value", "region": "region", "claim": "dns_subdomain"}
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _source(raw, parallelism, retries) -> list[PlanError]:
+    errors: list[PlanError] = []
+    try:
+        source = model_transfer.model_source(raw, parallelism, retries)
+    except model_transfer.SourceError as exc:
+        errors += [PlanError(p + ".", "invalid-model-cache-source", list(model_transfer.SOURCE_TYPES),
+                             inputs=["model_cache_source"]) for p in exc.problems]
+        source = raw if isinstance(raw, dict) else {}
+    for key, kind in SOURCE_FIELDS.items():
+        value = source.get(key)
+        if not _blank(value):
+            errors += [e for e in [grammar.refusal(f"model_cache_source.{key}", kind, str(value).strip())] if e]
+    return errors
+
+
+def _clients(raw) -> list[PlanError]:
+    """network_policy_clients: who may call the endpoint, as NetworkPolicy peers: a list of mappings with
+    ``namespace`` (a name) and/or ``pod_labels`` (label key: value); an empty list lets no other pod in."""
+    form = "[{namespace: <name>, pod_labels: {<key>: <value>}}, ...]"
+    if not isinstance(raw, list) or not all(isinstance(c, dict) and c and set(c) <= {"namespace", "pod_labels"}
+                                            for c in raw):
+        return [PlanError(f"network_policy_clients must be a list of {{namespace, pod_labels}} mappings, got "
+                          f"{raw!r:.120}.", "invalid-network-policy-clients", [form],
+                          inputs=["network_policy_clients"])]
+    errors = []
+    for n, client in enumerate(raw):
+        if "namespace" in client:
+            errors.append(grammar.refusal(f"network_policy_clients[{n}].namespace", "dns_label", client["namespace"]))
+        labels = client.get("pod_labels", {})
+        if not isinstance(labels, dict):
+            errors.append(PlanError(f"network_policy_clients[{n}].pod_labels must be a mapping.",
+                                    "invalid-network-policy-clients", [form], inputs=["network_policy_clients"]))
+            continue
+        for key, value in labels.items():
+            errors.append(grammar.refusal(f"network_policy_clients[{n}].pod_labels key", "label_key", key))
+            errors.append(grammar.refusal(f"network_policy_clients[{n}].pod_labels.{key}", "label_value",
+                                          "" if value is None else str(value)))
+    return [e for e in errors if e]
+
+
+def refusals(namespace, storage_class=None, settings: dict | None = None) -> list[PlanError]:
+    """Every broken deploy input: the namespace, the storage class and ``settings`` (the public names above,
+    model_cache_source, benchmark_aiperf_extra_args and network_policy_clients; unset ones are skipped)."""
+    settings = settings or {}
+    errors = [grammar.refusal("k8s_namespace", "dns_label", namespace)]
+    if not _blank(storage_class):
+        errors.append(grammar.refusal("storage_class", "dns_subdomain", storage_class))
+    for names, kind in ((IMAGES, "image"), (URLS, "url"), (NAMES, "dns_label")):
+        errors += [grammar.refusal(name, kind, settings[name]) for name in names if not _blank(settings.get(name))]
+    errors = [e for e in errors if e]
+    if not _blank(settings.get("model_cache_source")):
+        parallelism, retries = (settings.get("model_cache_download_parallelism"),
+                                settings.get("model_cache_download_retries"))
+        errors += _source(settings["model_cache_source"], 1 if _blank(parallelism) else parallelism,
+                          model_transfer.DOWNLOAD_RETRIES if _blank(retries) else retries)
+    if not _blank(settings.get("benchmark_aiperf_extra_args")):
+        try:
+            grammar.argument_list("benchmark_aiperf_extra_args", settings["benchmark_aiperf_extra_args"])
+        except PlanError as exc:
+            errors.append(exc)
+    if settings.get("network_policy_clients") is not None:
+        errors += _clients(settings["network_policy_clients"])
+    return errors
