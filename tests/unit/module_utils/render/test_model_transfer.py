@@ -76,7 +76,7 @@ def test_the_script_is_constant_text_and_values_stay_one_argument(tmp_path):
     """A repository reaches the script as an argument: even one the plan would refuse is never run as shell."""
     job = render.download_job(PLAN, "muse")
     assert REPO not in container(job)["command"][2]
-    done, calls = run_job(job, tmp_path, extra_args=["a/b; touch pwned #@$(touch pwned2)"])
+    _, calls = run_job(job, tmp_path, extra_args=["a/b; touch pwned #@$(touch pwned2)"])
     assert not (tmp_path / "pwned").exists() and not list(tmp_path.rglob("pwned*"))
     assert "hf [download] [a/b; touch pwned #] [--revision] [$(touch pwned2)] [--max-workers] [16]" in calls
 
@@ -105,7 +105,7 @@ def test_s3_syncs_the_cache_layout_with_its_own_credentials(tmp_path):
     job = render.download_job(PLAN, "muse", source={"type": "s3", "bucket": "s3://weights/muse",
                                                      "secret": "s3-creds", "endpoint": "https://minio.corp:9000"})
     folder = "models--" + REPO.replace("/", "--")
-    done, calls = run_job(job, tmp_path)
+    _, calls = run_job(job, tmp_path)
     assert calls == [f"aws [s3] [sync] [s3://weights/muse/hub/{folder}] [{tmp_path}/model/hub/{folder}] "
                      "[--only-show-errors] [--endpoint-url] [https://minio.corp:9000]"]
     assert "s3://weights" not in container(job)["command"][2] and env(job)["S3_BUCKET"] == "s3://weights/muse"

@@ -53,7 +53,7 @@ def test_artifacts_go_to_a_per_run_directory_and_extra_args_pass_through():
 
 
 def test_each_target_has_its_own_job():
-    plan_a, a = job()
+    _, a = job()
     plan_b = build_plan({"sku": "gb300", "mode": "agg"})
     b = render.aiperf_job(plan_b, "muse", run_id="r", concurrency=1, request_count=1, image="i", deadline_s=60)
     assert a["metadata"]["name"] != b["metadata"]["name"]
