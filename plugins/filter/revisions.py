@@ -9,6 +9,7 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import restore as rs
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import revisions as rv
 
 
@@ -61,6 +62,17 @@ def revision_select(history, requested=None, target="the target"):
         return {"revision": None, "error": str(exc), "listing": listing}
 
 
+def revision_restore(revision, namespace, target):
+    """``{objects, error}``: what restoring ``revision`` applies (rendered again from its recorded inputs), or why
+    the record cannot be trusted."""
+    if not isinstance(revision, dict):
+        raise AnsibleFilterError("revision_restore: expected a revision of revision_history.")
+    try:
+        return {"objects": rs.restore_objects(_plain(revision), str(namespace), str(target)), "error": ""}
+    except rv.RevisionError as exc:
+        return {"objects": [], "error": str(exc)}
+
+
 def revision_describe(revision, current=None):
     return rv.describe(revision, current)
 
@@ -73,4 +85,5 @@ class FilterModule:
             "revision_next": revision_next,
             "revision_select": revision_select,
             "revision_describe": revision_describe,
+            "revision_restore": revision_restore,
         }

@@ -343,3 +343,40 @@ def test_two_updates_at_once_never_interleave_and_record_one_revision_each(day2,
     assert lease_holder(day2.dyn) == ""                                  # given back
     rows, _ = status(day2)
     assert [(r["revision"], r["image"], r["drift"]) for r in rows] == [(5, f"{RUNTIME}:1.5.6", [])]
+
+
+def tamper_revision(dyn, number: int, change) -> None:
+    """What anyone with ConfigMap edit rights in the namespace can do to a recorded revision."""
+    name = f"{DGD_NAME}-revision-{number}"
+    objects = [o for o in yaml.safe_load_all(get(dyn, "v1", "ConfigMap", name, NAMESPACE)["data"]["objects.yaml"]) if o]
+    change(objects)
+    res(dyn, "v1", "ConfigMap").patch(name=name, namespace=NAMESPACE,
+                                      body={"data": {"objects.yaml": yaml.safe_dump_all(objects)}})
+
+
+def test_a_restore_applies_what_the_collection_renders_and_refuses_an_altered_record(day2):
+    planted = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "planted-admin", "namespace": NAMESPACE},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+               "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": NAMESPACE}]}
+    tamper_revision(day2.dyn, 1, lambda objects: objects.append(planted))
+    generation = dgd(day2.dyn)["metadata"]["generation"]
+    refused = day2("rollback.yml", *GB300_AGG, "-e", "revision=1")
+    assert refused.rc != 0
+    flat = " ".join(refused.stdout.split())
+    assert ("revision 1 of sglang-agg-gb300 was altered: it holds objects the collection does not render for "
+            f"sglang-agg-gb300 in namespace {NAMESPACE}: RoleBinding {NAMESPACE}/planted-admin") in flat
+    assert get(day2.dyn, "rbac.authorization.k8s.io/v1", "RoleBinding", "planted-admin", NAMESPACE) is None
+    assert dgd(day2.dyn)["metadata"]["generation"] == generation
+
+    # a change inside an object the collection does render is not applied either: the restore renders it again
+    def host_path(objects):
+        graph = next(o for o in objects if o["kind"] == "DynamoGraphDeployment")
+        pod = next(c for c in graph["spec"]["components"] if c["name"] == "Worker")["podTemplate"]["spec"]
+        pod["volumes"].append({"name": "host", "hostPath": {"path": "/"}})
+    tamper_revision(day2.dyn, 2, host_path)
+    restored = day2("rollback.yml", *GB300_AGG, "-e", "revision=2")
+    assert restored.rc == 0, restored.output[-4000:]
+    volumes = next(c for c in dgd(day2.dyn)["spec"]["components"] if c["name"] == "Worker")["podTemplate"]["spec"]
+    assert all("hostPath" not in v for v in volumes["volumes"])
+    assert serving_images(day2.dyn) == {f"{RUNTIME}:1.5.2"}
