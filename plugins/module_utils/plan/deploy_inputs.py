@@ -13,7 +13,8 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.render import mode
 
 # The settings the plan checks, by their public names, and each one's kind.
 IMAGES = ("model_cache_download_image", "model_cache_s3_image", "model_cache_trace_image", "benchmark_image")
-URLS = ("model_cache_trace_url", "prometheus_url")
+URLS = ("prometheus_url",)
+FETCH_URLS = ("model_cache_trace_url",)
 NAMES = ("monitoring_namespace",)
 # model_cache_source's text fields and their kinds (its structure is model_transfer.model_source's).
 SOURCE_FIELDS = {"bucket": "s3_uri", "endpoint": "url", "secret": "dns_subdomain", "ca_configmap": "dns_subdomain",
@@ -71,7 +72,7 @@ def refusals(namespace, storage_class=None, settings: dict | None = None) -> lis
     errors = [grammar.refusal("k8s_namespace", "dns_label", namespace)]
     if not _blank(storage_class):
         errors.append(grammar.refusal("storage_class", "dns_subdomain", storage_class))
-    for names, kind in ((IMAGES, "image"), (URLS, "url"), (NAMES, "dns_label")):
+    for names, kind in ((IMAGES, "image"), (URLS, "url"), (FETCH_URLS, "fetch_url"), (NAMES, "dns_label")):
         errors += [grammar.refusal(name, kind, settings[name]) for name in names if not _blank(settings.get(name))]
     errors = [e for e in errors if e]
     if not _blank(settings.get("model_cache_source")):

@@ -105,6 +105,15 @@ def is_url(value) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and not (parts.username or parts.password)
 
 
+def is_fetch_url(value) -> bool:
+    """What curl may fetch a file from: an http(s) URL, or a file:/// URL of an absolute path (a mirror on the
+    nodes, or the rehearsal's own data)."""
+    text = _text(value)
+    if text is not None and text.startswith("file:///") and not _URL_FORBIDDEN.search(text):
+        return ".." not in text.split("/")
+    return is_url(value)
+
+
 def is_region(value) -> bool:
     text = _text(value)
     return text is not None and len(text) <= 32 and bool(_REGION.fullmatch(text))
@@ -139,6 +148,7 @@ KINDS = {
     "image": (is_image, "an image reference", IMAGE),
     "s3_uri": (is_s3_uri, "an S3 URI", S3_URI),
     "url": (is_url, "an http(s) URL", URL),
+    "fetch_url": (is_fetch_url, "an http(s) or file:/// URL", URL + ", or file:///absolute/path"),
     "region": (is_region, "a region", REGION),
     "net_devices": (is_net_devices, "a UCX device list", NET_DEVICES),
     "label_key": (is_label_key, "a label key", LABEL_KEY),
