@@ -69,7 +69,9 @@ def test_a_bad_model_source_is_refused_before_anything_is_created(slow_cluster, 
                   "-e", '{"model_cache_source": {"type": "s3", "bucket": "weights", "region": "eu"}}',
                   "-e", "model_cache_download_retries=-1")
     assert run.rc != 0
-    assert "model_cache_source refused (3 problems)" in run.output
+    # the plan refuses them, every one at once, with the other inputs
+    assert "Plan refused: 4 rules broken" in run.output
     assert "needs secret" in run.output and "must be an s3:// URL" in run.output
     assert "model_cache_download_retries=-1 must be 0" in run.output
+    assert "model_cache_source.region='eu' is not a region" in run.output
     assert get(env.dyn, "v1", "Namespace", ns) is None

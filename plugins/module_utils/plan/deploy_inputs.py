@@ -27,15 +27,16 @@ def _blank(value) -> bool:
 
 def _source(raw, parallelism, retries) -> list[PlanError]:
     errors: list[PlanError] = []
+    said = ""
     try:
         source = model_transfer.model_source(raw, parallelism, retries)
     except model_transfer.SourceError as exc:
         errors += [PlanError(p + ".", "invalid-model-cache-source", list(model_transfer.SOURCE_TYPES),
                              inputs=["model_cache_source"]) for p in exc.problems]
-        source = raw if isinstance(raw, dict) else {}
+        source, said = (raw if isinstance(raw, dict) else {}), " ".join(exc.problems)
     for key, kind in SOURCE_FIELDS.items():
         value = source.get(key)
-        if not _blank(value):
+        if not _blank(value) and f"model_cache_source.{key} " not in said:   # one refusal a field
             errors += [e for e in [grammar.refusal(f"model_cache_source.{key}", kind, str(value).strip())] if e]
     return errors
 
