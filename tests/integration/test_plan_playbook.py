@@ -15,7 +15,8 @@ def test_plan_prints_and_writes_plan_and_manifests(playbook, tmp_path):
     assert plan["target"]["key"] == "sglang-agg-gb300"
     docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
     kinds = [d["kind"] for d in docs]
-    assert kinds == ["Namespace", "Secret", "PersistentVolumeClaim", "Job", "DynamoGraphDeployment"]
+    assert kinds == ["Namespace", "Secret", "PersistentVolumeClaim", "Job", "NetworkPolicy", "NetworkPolicy",
+                     "DynamoGraphDeployment"]
     again = playbook("plan.yml", "-e", "sku=gb300", "-e", "mode=agg", "-e", f"render_dir={tmp_path}")
     assert again.recap("localhost")["changed"] == 0
 

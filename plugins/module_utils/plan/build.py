@@ -12,13 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan import engine_args, grammar, matrix_rules
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan import (
+    deploy_inputs,
+    engine_args,
+    grammar,
+    matrix_rules,
+)
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import Catalog, load_catalog
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.checks import Checks
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError, PlanRefused
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.rdma import PROVIDERS, rdma_profile
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.sizing import capacity_plan
-from ansible_collections.inferops.dynamo.plugins.module_utils.render import planner
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import planner, pod_security
 
 DEFAULT_MODEL = "muse-spark-open-816b-a42b"
 DEFAULT_FRAMEWORK = "sglang"
@@ -42,7 +47,7 @@ INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "t
 # positive numbers that may have a fraction
 NUMBERS = ("autoscaling_ttft_ms", "autoscaling_itl_ms", "autoscaling_tolerance")
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim",
-           "autoscaling_prometheus_url", "checkpoint_revision", "draft_revision")
+           "autoscaling_prometheus_url", "checkpoint_revision", "draft_revision", "monitoring_namespace")
 # The grammar each free-text input must follow (plan.grammar); model, sku and flavour are looked up by name.
 GRAMMAR = {
     "checkpoint_repo": "hub_repo",
@@ -53,9 +58,13 @@ GRAMMAR = {
     "cache_claim": "dns_subdomain",
     "rdma_net_devices": "net_devices",
     "autoscaling_prometheus_url": "url",
+    "monitoring_namespace": "dns_label",
 }
-BOOLEANS = ("frontend_decoding", "trust_remote_code")
-KNOWN = set(CHOICES) | set(INTEGERS) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS) | {"modalities"}
+BOOLEANS = ("frontend_decoding", "trust_remote_code", "network_policy")
+# lists: who may call the endpoint (network_policy.client_peers) and the API server's address ranges
+LISTS = ("network_policy_clients", "network_policy_api_server_cidrs")
+KNOWN = set(CHOICES) | set(INTEGERS) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS) | set(LISTS) | {"modalities"}
+DEFAULT_MONITORING_NAMESPACE = "monitoring"
 # Without these there is no target, so nothing else can be judged.
 IDENTITY = ("sku", "mode", "framework", "model")
 
@@ -88,7 +97,7 @@ def _normalise(request, catalog: Catalog) -> tuple[dict, list[PlanError]]:
         try:
             out[key] = _input(key, value)
         except PlanError as exc:
-            refusals.append(exc)
+            refusals.extend(getattr(exc, "errors", [exc]))
     for key, find in (("sku", catalog.sku), ("model", catalog.model)):
         try:
             if key in out:
@@ -126,6 +135,8 @@ def _input(key: str, value):
         return _boolean(key, value)
     if key == "modalities":
         return _modalities(value)
+    if key in LISTS:
+        return _list(key, value)
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise PlanError(f"{key} must be a string, got {type(value).__name__}.", f"invalid-{key.replace('_', '-')}",
                         inputs=[key])
@@ -133,6 +144,18 @@ def _input(key: str, value):
     if key in GRAMMAR:
         grammar.check(key, GRAMMAR[key], text)
     return text
+
+
+def _list(key: str, value) -> list:
+    if key == "network_policy_clients":
+        broken = deploy_inputs.clients_refusals(value)
+    else:
+        items = value if isinstance(value, list) else [value]
+        broken = [e for e in (grammar.refusal(f"{key}[{n}]", "cidr", c) for n, c in enumerate(items)) if e]
+        value = items
+    if broken:
+        raise PlanRefused(broken)
+    return [dict(v) if isinstance(v, dict) else str(v) for v in value]
 
 
 def _positive_int(key: str, value) -> int:
@@ -226,6 +249,7 @@ class Resolved:
     gpus_per_worker: int
     kv_replicas: int
     trust_remote_code: bool = False
+    network_policy: dict = field(default_factory=dict)
     rdma: dict = field(default_factory=dict)
 
     @property
@@ -354,6 +378,9 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
         attention_backend=attention, attention_backend_requested=attention_requested,
         tp=tp, ep=ep, gpus_per_worker=gpus_per_worker, kv_replicas=kv_replicas,
         trust_remote_code=trust_remote_code,
+        network_policy={"enabled": req.get("network_policy", True), "clients": req.get("network_policy_clients", []),
+                        "api_server_cidrs": req.get("network_policy_api_server_cidrs", []),
+                        "monitoring_namespace": req.get("monitoring_namespace", DEFAULT_MONITORING_NAMESPACE)},
     )
     try:
         resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
@@ -483,7 +510,7 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     status = r.target["status"]
     if status != "validated":
         warnings.append(f"{r.target_key} is {status} ({r.target['source']}).")
-    return {
+    plan = {
         "collection": COLLECTION,
         "model": {"key": r.model_key, "display_name": r.model["display_name"],
                   "served_model_name": r.served_model_name, "modalities": r.modalities},
@@ -500,6 +527,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "draft_model": r.draft,
         # the checkpoint's own Python runs in the workers (and AIPerf's tokenizer): only at a pinned revision
         "trust_remote_code": r.trust_remote_code,
+        # who may reach the endpoint, the workers and the planner (render.network_policy)
+        "network_policy": r.network_policy,
         "parallelism": r.parallelism,
         "speculative": r.speculative,
         "kv_cache_dtype": r.kv_cache_dtype,
@@ -538,3 +567,5 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
             naming.TARGET_LABEL: r.target_key,
         },
     }
+    plan["pod_security"] = pod_security.levels(plan)
+    return plan

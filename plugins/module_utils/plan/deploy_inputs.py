@@ -15,7 +15,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.render import mode
 IMAGES = ("model_cache_download_image", "model_cache_s3_image", "model_cache_trace_image", "benchmark_image")
 URLS = ("prometheus_url",)
 FETCH_URLS = ("model_cache_trace_url",)
-NAMES = ("monitoring_namespace",)
+NAMES = ()
 # model_cache_source's text fields and their kinds (its structure is model_transfer.model_source's).
 SOURCE_FIELDS = {"bucket": "s3_uri", "endpoint": "url", "secret": "dns_subdomain", "ca_configmap": "dns_subdomain",
                  "ca_key": "label_value", "region": "region", "claim": "dns_subdomain"}
@@ -41,7 +41,7 @@ def _source(raw, parallelism, retries) -> list[PlanError]:
     return errors
 
 
-def _clients(raw) -> list[PlanError]:
+def clients_refusals(raw) -> list[PlanError]:
     """network_policy_clients: who may call the endpoint, as NetworkPolicy peers: a list of mappings with
     ``namespace`` (a name) and/or ``pod_labels`` (label key: value); an empty list lets no other pod in."""
     form = "[{namespace: <name>, pod_labels: {<key>: <value>}}, ...]"
@@ -68,7 +68,7 @@ def _clients(raw) -> list[PlanError]:
 
 def refusals(namespace, storage_class=None, settings: dict | None = None) -> list[PlanError]:
     """Every broken deploy input: the namespace, the storage class and ``settings`` (the public names above,
-    model_cache_source, benchmark_aiperf_extra_args and network_policy_clients; unset ones are skipped)."""
+    model_cache_source and benchmark_aiperf_extra_args; unset ones are skipped)."""
     settings = settings or {}
     errors = [grammar.refusal("k8s_namespace", "dns_label", namespace)]
     if not _blank(storage_class):
@@ -86,6 +86,4 @@ def refusals(namespace, storage_class=None, settings: dict | None = None) -> lis
             grammar.argument_list("benchmark_aiperf_extra_args", settings["benchmark_aiperf_extra_args"])
         except PlanError as exc:
             errors.append(exc)
-    if settings.get("network_policy_clients") is not None:
-        errors += _clients(settings["network_policy_clients"])
     return errors

@@ -53,7 +53,8 @@ def _cache_env() -> list[tuple[str, str]]:
 
 # Persistent compile/JIT caches on the model cache PVC: the second start of a worker (a restart, a new
 # replica, the next deploy) reuses the kernels the first one compiled instead of compiling them again.
-COMPILE_CACHE = f"{MODEL_MOUNT}/compile-cache"
+# (their own mount of the claim's compile-cache folder: the weights beside it are mounted read-only)
+COMPILE_CACHE = "/compile-cache"
 # Weight loading: read the checkpoint files ahead with several threads (network file systems serve
 # parallel reads far faster than one sequential mmap). SGLang 0.5.18: --weight-loader-prefetch-*
 # (also in Dynamo's own recipes); vLLM 0.28.0: --safetensors-load-strategy prefetch.

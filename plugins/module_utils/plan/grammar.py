@@ -9,6 +9,7 @@ Pure Python: no Ansible imports.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
 
@@ -114,6 +115,15 @@ def is_fetch_url(value) -> bool:
     return is_url(value)
 
 
+def is_cidr(value) -> bool:
+    text = _text(value)
+    try:
+        ipaddress.ip_network(text or "", strict=False)
+    except ValueError:
+        return False
+    return "/" in text
+
+
 def is_region(value) -> bool:
     text = _text(value)
     return text is not None and len(text) <= 32 and bool(_REGION.fullmatch(text))
@@ -150,6 +160,7 @@ KINDS = {
     "url": (is_url, "an http(s) URL", URL),
     "fetch_url": (is_fetch_url, "an http(s) or file:/// URL", URL + ", or file:///absolute/path"),
     "region": (is_region, "a region", REGION),
+    "cidr": (is_cidr, "an address range", "an address range in CIDR form, e.g. 10.0.0.0/24"),
     "net_devices": (is_net_devices, "a UCX device list", NET_DEVICES),
     "label_key": (is_label_key, "a label key", LABEL_KEY),
     "label_value": (is_label_value, "a label value", LABEL_VALUE),

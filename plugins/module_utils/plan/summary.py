@@ -28,6 +28,18 @@ def plan_report(plan: dict) -> list[str]:
         lines.append(f"DRA        ComputeDomain {plan['compute_domain']['name']} "
                      f"(claim template {plan['compute_domain']['claim_template']})")
     lines.append(f"RDMA       {plan['rdma']['provider']}")
+    lines.append("Pods       " + ", ".join(f"{kind} {level}" for kind, level in plan["pod_security"].items())
+                 + " (Pod Security Standards)")
+    policy = plan["network_policy"]
+    if policy["enabled"]:
+        callers = [c.get("namespace", "") + (f" {c['pod_labels']}" if c.get("pod_labels") else "")
+                   for c in policy["clients"]]
+        lines.append(f"Network    NetworkPolicy: the endpoint from its namespace{''.join(', ' + c for c in callers)}, "
+                     f"{', '.join(policy['api_server_cidrs']) + ', ' if policy['api_server_cidrs'] else ''}and "
+                     f"monitoring namespace {policy['monitoring_namespace']}; workers from their own graph")
+    else:
+        lines.append("Network    no NetworkPolicy (network_policy=false): the endpoint and the workers' ports are open "
+                     "to every pod of the cluster")
     if plan.get("frontend"):
         f = plan["frontend"]
         lines.append(f"Frontend   {shlex.join(f['command'] + f['args'])}  (router {f['router']})")

@@ -16,6 +16,7 @@ REPO`` checks every cached file against the Hub's checksums (from huggingface_hu
 from __future__ import annotations
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import pod_security
 
 DOWNLOAD_RETRIES = 3
 
@@ -34,11 +35,10 @@ _FIELDS = {
     "pvc": {"claim"},
 }
 _REQUIRED = {"mirror": {"endpoint"}, "s3": {"bucket", "secret"}, "pvc": {"claim"}}
-_HARDENED = {
-    "allowPrivilegeEscalation": False,
-    "capabilities": {"drop": ["ALL"]},
-    "seccompProfile": {"type": "RuntimeDefault"},
-}
+# The workers write their compile caches here, beside hub/; made by the download so that its (non-root) owner's
+# group, which a non-root server runs in too, may write it.
+_COMPILE_CACHE = 'mkdir -p "$MODEL_MOUNT/compile-cache" && chmod g+rwxs "$MODEL_MOUNT/compile-cache"'
+
 
 
 class SourceError(ValueError):
@@ -143,7 +143,7 @@ def _hub_script(pods: int, verify: bool) -> str:
         lines.append('hf download "$repo" --revision "$revision" --max-workers "$DOWNLOAD_WORKERS"')
     if verify:
         lines.append('hf cache verify "$repo" --revision "$revision"')
-    lines += [_REPORT_COMMIT, "done", "echo model-download complete"]
+    lines += [_REPORT_COMMIT, "done", _COMPILE_CACHE, "echo model-download complete"]
     return "\n".join(lines)
 
 
@@ -161,6 +161,7 @@ def _s3_script() -> str:
         '(refs/main missing)" >&2; exit 2; }',
         _REPORT_COMMIT,
         "done",
+        _COMPILE_CACHE,
         "echo model-download complete",
     ])
 
@@ -232,7 +233,7 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
         "command": ["sh", "-c", script, DOWNLOAD_JOB],
         "args": download_specs(plan),
         "env": env,
-        "securityContext": dict(_HARDENED),
+        "securityContext": pod_security.restricted_container(),
         "volumeMounts": mounts,
     }
     if env_from:
@@ -246,7 +247,9 @@ def download_job(plan: dict, ns: str, meta: dict, cache_volume: dict, *, source:
         "parallelism": pods,
         "template": {
             "metadata": {"labels": dict(meta["labels"])},
-            "spec": {"restartPolicy": "Never", "containers": [container], "volumes": volumes},
+            # the token comes from its Secret, never from the API: no ServiceAccount token
+            "spec": {"restartPolicy": "Never", "automountServiceAccountToken": False,
+                     "securityContext": pod_security.restricted_pod(), "containers": [container], "volumes": volumes},
         },
     }
     if pods > 1:
@@ -275,7 +278,7 @@ def prepull_job(plan: dict, ns: str, nodes: int, labels: dict, deadline_s: int =
         "imagePullPolicy": "IfNotPresent",
         "command": ["sh", "-c", "exit 0"],
         "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
-        "securityContext": dict(_HARDENED),
+        "securityContext": pod_security.restricted_container(),
     } for i, image in enumerate(prepull_images(plan))]
     count = max(1, int(nodes))
     return {
@@ -294,6 +297,7 @@ def prepull_job(plan: dict, ns: str, nodes: int, labels: dict, deadline_s: int =
                 "spec": {
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
+                    "securityContext": pod_security.restricted_pod(),
                     "nodeSelector": {plan["sku"]["node_label_key"]: plan["sku"]["node_label_value"]},
                     "tolerations": [{"operator": "Exists"}],
                     "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{

@@ -12,13 +12,17 @@ from pathlib import Path
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench import job_report as aiperf_job_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.engine_args import COMPILE_CACHE
 from ansible_collections.inferops.dynamo.plugins.module_utils.render import (
     autoscaling,
     model_transfer,
+    network_policy,
     planner,
+    pod_security,
 )
 
 MODEL_VOLUME = "model-cache"
+COMPILE_CACHE_FOLDER = "compile-cache"     # on the model cache claim, beside hub/ (the download Job makes it)
 TRACE_JOB = "stage-benchmark-trace"
 TRACE_MOUNT = "/model-cache"     # the recipe's benchmark mounts the cache here
 # A worker may load ~0.5-1.6 TB of weights: without a measured load time the startup probe allows two
@@ -116,11 +120,14 @@ def trace_stage_job(plan: dict, ns: str, url: str, sha256: str, image: str) -> d
                 "metadata": {"labels": cache_labels(plan)},
                 "spec": {
                     "restartPolicy": "Never",
+                    "automountServiceAccountToken": False,
+                    "securityContext": pod_security.restricted_pod(),
                     "containers": [{
                         "name": "stage-trace",
                         "image": image,
                         "command": ["sh", "-c", script],
                         "env": [{"name": "TRACE_URL", "value": url}, {"name": "TRACE_SHA256", "value": sha256}],
+                        "securityContext": pod_security.restricted_container(),
                         "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": TRACE_MOUNT}],
                     }],
                     "volumes": [_cache_volume(plan)],
@@ -175,18 +182,19 @@ def _worker_container(plan: dict, worker: dict, health_port: int, health_path: s
         "command": list(worker["command"]),
         "args": list(worker["args"]),
         "env": copy.deepcopy(worker["env"]),
-        "envFrom": [{"secretRef": {"name": plan["model_cache"]["secret"]}}],
         "resources": {"limits": dict(limits), "requests": dict(limits)},
         "startupProbe": {
             "httpGet": {"path": health_path, "port": health_port},
             "periodSeconds": STARTUP_PERIOD_S,
             "failureThreshold": startup_failure_threshold(plan),
         },
-        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": plan["model_cache"]["mount_path"]}],
+        # the weights read-only (every target of the model loads them); the compile caches, which the workers
+        # write, in their own folder of the same claim
+        "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": plan["model_cache"]["mount_path"], "readOnly": True},
+                         {"name": MODEL_VOLUME, "mountPath": COMPILE_CACHE, "subPath": COMPILE_CACHE_FOLDER}],
     }
     capabilities = plan["rdma"]["capabilities"] if plan["target"]["mode"] == "disagg" else []
-    if capabilities:
-        container["securityContext"] = {"capabilities": {"add": list(capabilities)}}
+    container["securityContext"] = pod_security.worker_container(capabilities)
     if plan.get("compute_domain"):
         container["resources"]["claims"] = [{"name": plan["compute_domain"]["claim_name"]}]
     return container
@@ -215,12 +223,13 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
         "name": frontend["component"],
         "type": "frontend",
         "replicas": 1,
-        "podTemplate": {"spec": {"containers": [{
+        "podTemplate": {"spec": {"securityContext": pod_security.restricted_pod(), "containers": [{
             "name": "main",
             "image": frontend["image"],
             "command": list(frontend["command"]),
             "args": list(frontend["args"]),
             "env": copy.deepcopy(frontend["env"]),
+            "securityContext": pod_security.restricted_container(),
         }]}},
     }]
     for worker in plan["workers"]:
@@ -271,6 +280,7 @@ def standalone_deployment(plan: dict, ns: str) -> list[dict]:
     selector = {"app.kubernetes.io/name": plan["name"]}
     pod_labels = {**plan["labels"], **selector}
     container = _worker_container(plan, worker, port, "/health")
+    container["securityContext"] = pod_security.restricted_container()
     container["ports"] = [{"name": "http", "containerPort": port}]
     container["readinessProbe"] = {"httpGet": {"path": "/health", "port": port}, "periodSeconds": 10}
     container["volumeMounts"].append({"name": "dshm", "mountPath": "/dev/shm"})
@@ -287,6 +297,9 @@ def standalone_deployment(plan: dict, ns: str) -> list[dict]:
             "template": {
                 "metadata": {"labels": pod_labels},
                 "spec": {
+                    # it never calls the API: no token to steal
+                    "automountServiceAccountToken": False,
+                    "securityContext": pod_security.restricted_pod(),
                     "nodeSelector": _node_selector(plan),
                     "containers": [container],
                     "volumes": [_cache_volume(plan),
@@ -416,8 +429,11 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
                 "metadata": {"labels": labels},
                 "spec": {
                     "restartPolicy": "Never",
+                    "automountServiceAccountToken": False,
+                    "securityContext": pod_security.restricted_pod(),
                     "containers": [{
                         "name": "aiperf",
+                        "securityContext": pod_security.restricted_container(),
                         "image": image,
                         "command": ["sh", "-c", script, "aiperf-job"],
                         "args": [str(a) for a in extra_args or []],
@@ -435,7 +451,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
 def serving_objects(plan: dict, ns: str) -> list[dict]:
     """What the engine role applies: ComputeDomain (when needed), what autoscales the target (the planner's
     configuration and identity before the graph that runs it), then the workload (and its KEDA ScaledObject)."""
-    objects = []
+    objects = network_policy.network_policies(plan, ns)
     cd = compute_domain(plan, ns)
     if cd:
         objects.append(cd)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import pod_security
 
 MODES = ("off", "advisory", "on")
 # The planner's own defaults (dynamo/planner/config/defaults.py in ai-dynamo 1.5.1).
@@ -223,8 +224,10 @@ def planner_component(plan: dict, image: str) -> dict:
         "replicas": 1,
         "podTemplate": {"metadata": {"annotations": {naming.PLANNER_CONFIG_DIGEST_ANNOTATION: digest}}, "spec": {
             "serviceAccountName": planner_name(plan),
+            "securityContext": pod_security.restricted_pod(),
             "containers": [{
                 "name": "main", "image": image,
+                "securityContext": pod_security.restricted_container(),
                 "command": ["python3", "-m", "dynamo.planner"], "args": ["--config", CONFIG_PATH],
                 "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
                 "volumeMounts": [{"name": "planner-config", "mountPath": CONFIG_PATH.rsplit("/", 1)[0],

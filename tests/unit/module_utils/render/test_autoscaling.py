@@ -30,7 +30,7 @@ def test_valid_against_the_real_keda_crd_and_nothing_pruned(keda_crd):
 
 
 def test_it_scales_the_rendered_deployment_on_the_alerts_queue():
-    deployment = render.serving_objects(MI355X, "muse")[0]
+    deployment = next(o for o in render.serving_objects(MI355X, "muse") if o["kind"] == "Deployment")
     spec = autoscaling.scaled_object(MI355X, "muse", prometheus_url=PROM, max_replicas=3)["spec"]
     assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
                                       "name": deployment["metadata"]["name"]}

@@ -103,7 +103,8 @@ def _worker_containers(obj):
 
 def test_standalone_vllm_is_a_recreate_deployment_behind_a_frontend_service():
     plan = build_plan(ALL_REQUESTS["vllm-agg-mi355x"])
-    deployment, service = render.serving_objects(plan, "muse")
+    policy, deployment, service = render.serving_objects(plan, "muse")
+    assert policy["kind"] == "NetworkPolicy"
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     pod = deployment["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["limits"] == {"amd.com/gpu": "8"}
