@@ -11,6 +11,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.bench import durat
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import rollout_summary as _rollout
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.summary import plan_report as _plan_report
+from ansible_collections.inferops.dynamo.plugins.module_utils.preflight import cache_users
 from ansible_collections.inferops.dynamo.plugins.module_utils.preflight.node_capacity import (
     node_capacity as _node_capacity,
 )
@@ -195,6 +196,13 @@ def rollout_summary(hostvars, hosts, title="Rollout summary"):
             "failed": [r["cluster"] for r in rows if r["status"] in _rollout.FAILED]}
 
 
+def model_cache_purge_refusal(pods, plan):
+    plan = _require_plan(plan, "model_cache_purge_refusal")
+    if not isinstance(pods, list):
+        raise AnsibleFilterError("model_cache_purge_refusal: expected the namespace's pods (a list).")
+    return cache_users.purge_refusal(_plain(pods), plan)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -211,4 +219,5 @@ class FilterModule:
             "benchmark_estimate": benchmark_estimate,
             "aiperf_job": aiperf_job,
             "rollout_summary": rollout_summary,
+            "model_cache_purge_refusal": model_cache_purge_refusal,
         }

@@ -547,6 +547,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "rdma": r.rdma,
         # the model cache claim: the recipe's, or an existing one adopted as it is (cache_claim)
         "model_cache": {"pvc": getattr(r, "cache_claim", None) or "shared-model-cache",
+                        # an existing claim the user adopted as it is: never resized, relabelled or purged
+                        "adopted": bool(getattr(r, "cache_claim", None)),
                         "mount_path": engine_args.MODEL_MOUNT,
                         "size_gi": int(-(-disk_gb * 1.25 // 100) * 100), "downloads": downloads,
                         "revisions": revisions, "secret": "hf-token-secret"},

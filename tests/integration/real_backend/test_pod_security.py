@@ -13,8 +13,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kubernetes.dynamic.exceptions import ForbiddenError
 from deploy_helpers import release_namespaces, res
+from kubernetes.dynamic.exceptions import ForbiddenError
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "collections"))

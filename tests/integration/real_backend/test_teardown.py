@@ -67,6 +67,25 @@ def test_teardown_lets_the_garbage_collector_work_and_keeps_the_cache(real_clust
     assert refused.rc != 0 and "Confirm with -e confirm_purge=teardown-real" in refused.stdout
     assert get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns) is not None
 
+    # another workload still mounts the cache: the purge is refused before anything is deleted, naming it
+    other = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "another-target", "namespace": ns},
+             "spec": {"containers": [{"name": "c", "image": "busybox:1.37"}],
+                      "volumes": [{"name": "m", "persistentVolumeClaim": {"claimName": "shared-model-cache"}}]}}
+    real_dyn.resources.get(api_version="v1", kind="Pod").create(body=other, namespace=ns)
+    in_use = playbook("teardown.yml", *args, "-e", "purge_model_cache=true", "-e", f"confirm_purge={ns}")
+    assert in_use.rc != 0
+    assert f"which other workloads still mount: {ns}/another-target" in " ".join(in_use.stdout.split())
+    assert get(real_dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", ns) is not None
+    # an adopted claim is never purged
+    adopted = playbook("teardown.yml", *args, "-e", "purge_model_cache=true", "-e", f"confirm_purge={ns}",
+                       "-e", '{"model_cache_source": {"type": "pvc", "claim": "shared-model-cache"}}')
+    assert adopted.rc != 0 and "the collection never deletes an adopted claim" in " ".join(adopted.stdout.split())
+    real_dyn.resources.get(api_version="v1", kind="Pod").delete(name="another-target", namespace=ns,
+                                                               body={"gracePeriodSeconds": 0})
+    deadline = time.time() + 60
+    while time.time() < deadline and get(real_dyn, "v1", "Pod", "another-target", ns):
+        time.sleep(0.5)
+
     purge = playbook("teardown.yml", *args, "-e", "purge_model_cache=true", "-e", f"confirm_purge={ns}")
     assert purge.rc == 0, purge.output[-4000:]
     assert _wait_gone(real_dyn, "v1", "PersistentVolumeClaim", ns) == []
