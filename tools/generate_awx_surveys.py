@@ -42,6 +42,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.plan import build 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import load_catalog  # noqa: E402
 
 SURVEY_DIR = ROOT / "awx" / "surveys"
+SURVEY_PREFIX = "survey_"
 
 # The plain extra vars every playbook shares (roles/plan/defaults/main.yml reads them).
 SHARED = (
@@ -184,7 +185,9 @@ def _question(variable: str, template: dict, spec: dict, choices: dict, max_cont
     question: dict = {
         "question_name": LABELS.get(variable, variable),
         "question_description": description,
-        "variable": variable,
+        # survey_<option>: a blank answer arrives as null and would override the inventory under the option's own
+        # name; the plan role sets the option from an answered question only (roles/plan/tasks/main.yml)
+        "variable": f"{SURVEY_PREFIX}{variable}",
         "required": required,
     }
     default = template.get("defaults", {}).get(variable)

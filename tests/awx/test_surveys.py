@@ -97,7 +97,14 @@ def load(name: str) -> dict:
 
 
 def questions(name: str) -> dict[str, dict]:
-    return {q["variable"]: q for q in load(name)["spec"]}
+    """The questions by the option each sets (a question's variable is survey_<option>)."""
+    return {q["variable"].removeprefix("survey_"): q for q in load(name)["spec"]}
+
+
+@pytest.mark.parametrize("name", SURVEY_NAMES)
+def test_every_question_has_a_name_of_its_own(name):
+    """A blank answer arrives as null: under the option's own name it would override the inventory's value."""
+    assert all(q["variable"].startswith("survey_") for q in load(name)["spec"])
 
 
 def test_one_survey_per_template_and_nothing_else():
@@ -123,7 +130,7 @@ def test_survey_is_valid_for_awx(name):
 ])
 def test_the_rules_reject_what_awx_rejects(broken, message):
     survey = load("deploy")
-    assert survey["spec"][0]["variable"] == "sku"
+    assert survey["spec"][0]["variable"] == "survey_sku"
     broken(survey)
     assert any(message in e for e in validate(survey)), validate(survey)
 

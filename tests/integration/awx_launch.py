@@ -86,10 +86,15 @@ def _survey_error(question: dict, value) -> str | None:
     return None
 
 
+SURVEY_PREFIX = "survey_"
+
+
 def survey_extra_vars(template: dict, answers: dict) -> dict:
     """The job's extra vars for these survey answers: the survey's defaults, then the answers
     (JT extra_vars -> survey defaults -> runtime answers). An answer AWX would refuse at launch fails."""
     spec = json.loads((REPO / template["survey_file"]).read_text())["spec"]
+    # answers by the option each question sets (its variable is survey_<option>)
+    answers = {f"{SURVEY_PREFIX}{name}": value for name, value in answers.items()}
     by_name = {q["variable"]: q for q in spec}
     unknown = set(answers) - set(by_name)
     assert not unknown, f"not questions of {template['name']}: {sorted(unknown)}"

@@ -29,7 +29,7 @@ def vars_file(tmp_path: Path, name: str, answers: dict) -> str:
 @pytest.mark.parametrize("blank", [None, ""], ids=["null", "empty"])
 def test_plan_takes_blank_text_answers_as_defaults(playbook, tmp_path, blank):
     answers = blank_answers("plan", blank)
-    assert {"k8s_namespace", "storage_class", "checkpoint_repo"} <= set(answers)
+    assert {"survey_k8s_namespace", "survey_storage_class", "survey_checkpoint_repo"} <= set(answers)
     run = playbook("plan.yml", *TARGET, "-e", vars_file(tmp_path, "blank", answers),
                    "-e", f"render_dir={tmp_path / 'out'}")
     assert run.rc == 0, run.output[-3000:]
@@ -65,3 +65,22 @@ def test_deploy_benchmark_teardown_take_blank_answers(deploy_env, tmp_path):
         assert namespace_exists(env.dyn, "dynamo"), "the model cache survives a teardown without purge"
     finally:
         delete_namespace(env.dyn, "dynamo")
+
+
+@pytest.mark.parametrize("blank", [None, ""], ids=["null", "empty"])
+def test_a_blank_answer_never_overrides_the_inventory(playbook, tmp_path, blank):
+    """The review's finding 4: a blank namespace question must leave the inventory's namespace, not become dynamo."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(json.dumps({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "k8s_namespace": "muse-spark", "storage_class": "shared-rwx"}}}}))
+    run = playbook("plan.yml", "-i", str(inventory), *TARGET, "-e", vars_file(tmp_path, "blank", blank_answers("deploy", blank)),
+                   "-e", f"render_dir={tmp_path / 'out'}")
+    assert run.rc == 0, run.output[-3000:]
+    manifests = (tmp_path / "out" / "manifests.yaml").read_text()
+    assert "namespace: muse-spark" in manifests and "namespace: dynamo" not in manifests
+    assert "storageClassName: shared-rwx" in manifests
+    # an answered question does set its option
+    answered = playbook("plan.yml", "-i", str(inventory), *TARGET, "-e", vars_file(tmp_path, "answered", {
+        **blank_answers("deploy", blank), "survey_k8s_namespace": "chosen"}), "-e", f"render_dir={tmp_path / 'out2'}")
+    assert answered.rc == 0, answered.output[-3000:]
+    assert "namespace: chosen" in (tmp_path / "out2" / "manifests.yaml").read_text()
