@@ -25,7 +25,7 @@ def _objects(objects, name: str) -> list[dict]:
 
 
 def revision_configmap(plan, namespace, number, objects, inputs=None, recorded_at="", recorded_by="",
-                       source="deploy"):
+                       source="deploy", ran=None):
     if not isinstance(plan, dict) or "target" not in plan or "labels" not in plan:
         raise AnsibleFilterError("revision_configmap: expected the plan of inferops.dynamo.deployment_plan.")
     try:
@@ -35,7 +35,16 @@ def revision_configmap(plan, namespace, number, objects, inputs=None, recorded_a
     return rv.build(labels=_plain(plan["labels"]), namespace=str(namespace), workload=plan["name"],
                     target=plan["target"]["key"], number=number,
                     objects=_objects(objects, "revision_configmap"), inputs=_plain(inputs or {}),
-                    recorded_at=str(recorded_at), recorded_by=str(recorded_by), source=str(source))
+                    recorded_at=str(recorded_at), recorded_by=str(recorded_by), source=str(source),
+                    ran=_plain(ran or {}))
+
+
+def revision_provenance(pods, download_log=""):
+    """``{image-digests, weights}``: the target's images with the digests the cluster reports, the repositories
+    with the commits the download got."""
+    if not isinstance(pods, list):
+        raise AnsibleFilterError("revision_provenance: expected the target's pods (a list).")
+    return rv.provenance(_plain(pods), str(download_log or ""))
 
 
 def revision_history(configmaps):
@@ -86,4 +95,5 @@ class FilterModule:
             "revision_select": revision_select,
             "revision_describe": revision_describe,
             "revision_restore": revision_restore,
+            "revision_provenance": revision_provenance,
         }

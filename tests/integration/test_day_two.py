@@ -112,7 +112,12 @@ def test_update_shows_the_diff_records_revision_2_and_then_changes_nothing(day2)
     assert cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "inferops.dynamo"
     # the serving object and what watches it (the rehearsal serves the monitoring CRDs)
     assert [o["kind"] for o in yaml.safe_load_all(cm["data"]["objects.yaml"])] == \
-        ["DynamoGraphDeployment", "PrometheusRule", "ConfigMap"]
+        ["NetworkPolicy", "NetworkPolicy", "DynamoGraphDeployment", "PrometheusRule", "ConfigMap"]
+    # what ran: the digest of each image the pods run, and the commit of the weights the download got
+    assert yaml.safe_load(cm["data"]["weights"]) == {
+        "meta-models/Muse-Spark-Open-816B-A42B-NVFP4": next(iter(yaml.safe_load(cm["data"]["weights"]).values()))}
+    assert re.fullmatch(r"[0-9a-f]{40}|main", next(iter(yaml.safe_load(cm["data"]["weights"]).values())))
+    assert set(yaml.safe_load(cm["data"]["image-digests"])) >= {f"{RUNTIME}:1.5.1"}
     assert yaml.safe_load(cm["data"]["inputs.yaml"]) == {"sku": "gb300", "mode": "agg"}
     assert cm["data"]["collection-version"] == yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
     assert cm["data"]["recorded-by"] and re.match(r"\d{4}-\d\d-\d\dT", cm["data"]["recorded-at"])

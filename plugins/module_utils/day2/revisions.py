@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -23,7 +24,8 @@ from ansible_collections.inferops.dynamo.plugins.module_utils import naming
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 DATA_FIELDS = ("revision", "target", "workload", "recorded-at", "recorded-by", "collection-version", "source",
-               "image", "fingerprint", "benchmark", "benchmark-at", "benchmark-run", "last-failed-update")
+               "image", "fingerprint", "benchmark", "benchmark-at", "benchmark-run", "last-failed-update",
+               "image-digests", "weights")
 
 
 class RevisionError(ValueError):
@@ -71,9 +73,24 @@ def collection_version(root: Path | None = None) -> str:
     return "unknown"
 
 
+DOWNLOADED = re.compile(r"^model-download: (\S+/\S+) at (\S+)$", re.M)
+
+
+def provenance(pods: list[dict], download_log: str = "") -> dict:
+    """What ran, as the cluster reports it: each image of the target's pods with the digest its kubelet pulled
+    (``status.containerStatuses[].imageID``; a tag can move, a digest cannot), and each repository with the commit
+    the model download got (its ``model-download: <repo> at <commit>`` lines)."""
+    digests = {}
+    for pod in pods or []:
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if status.get("image") and status.get("imageID"):
+                digests[status["image"]] = status["imageID"]
+    return {"image-digests": dict(sorted(digests.items())), "weights": dict(DOWNLOADED.findall(download_log or ""))}
+
+
 def build(*, labels: dict, namespace: str, workload: str, target: str, number: int, objects: list[dict],
           inputs: dict, recorded_at: str, recorded_by: str, source: str = "deploy",
-          version: str | None = None) -> dict:
+          version: str | None = None, ran: dict | None = None) -> dict:
     """The ConfigMap of revision ``number``: labels for selection, the record in plain data keys,
     ``objects.yaml`` (the applied objects) and ``inputs.yaml`` (the plan's inputs)."""
     return {
@@ -97,6 +114,8 @@ def build(*, labels: dict, namespace: str, workload: str, target: str, number: i
             "objects.yaml": yaml.safe_dump_all(objects, sort_keys=False),
             "inputs.yaml": yaml.safe_dump({k: v for k, v in (inputs or {}).items() if v not in (None, "")},
                                           sort_keys=True),
+            # provenance(): image -> digest, repository -> commit (empty where the cluster reported none)
+            **{key: yaml.safe_dump(value, sort_keys=True) for key, value in (ran or {}).items() if value},
         },
     }
 
