@@ -21,15 +21,15 @@ def run_pid() -> int:
     return parent.pid if parent is not None and parent.pid else os.getpid()
 
 
-def give_back(args: dict) -> str:
+def give_back(host: str, args: dict) -> str:
     """Give back an interrupted run's Lease; the line that says what became of it."""
     namespace, name = args["namespace"], args["name"]
     lease = f"the release Lease {namespace}/{name}"
     out = rl.release(kc.get_api(args), namespace, name, args["holder"])
     if out["released"]:
-        return f"Gave back {lease}, which this interrupted run held."
+        return f"[{host}] Gave back {lease}, which this interrupted run held."
     if out["held_by"]:
-        return f"Did not give back {lease}: {out['held_by']} holds it now."
+        return f"[{host}] Did not give back {lease}: {out['held_by']} holds it now."
     return ""
 
 
@@ -48,13 +48,15 @@ class ActionModule(InProcessModuleAction):
         if result.get("failed") or result.get("skipped") or self._task.check_mode \
                 or self._connection.transport != "local":   # the controller may not reach another host's API
             return result
-        key = (args.get("namespace"), args.get("name"), args.get("holder"))
+        host, namespace, name = (task_vars or {}).get("inventory_hostname", ""), args.get("namespace"), args.get("name")
+        # a rollout holds a Lease of the same name, in the same namespace, on each cluster
+        key = (host, namespace, name, args.get("holder"))
         if args.get("state", "acquired") == "released":
             interrupted.forget(key)
         else:
             interrupted.on_interrupt(
                 key,
-                f"give back the release Lease {key[0]}/{key[1]} (a later run on this control node takes it over; "
-                f"from elsewhere: kubectl -n {key[0]} delete lease {key[1]})",
-                lambda: give_back(dict(args)))
+                f"give back the release Lease {namespace}/{name} on {host} (a later run on this control node takes "
+                f"it over; from elsewhere: kubectl -n {namespace} delete lease {name})",
+                lambda: give_back(host, dict(args)))
         return result

@@ -34,33 +34,36 @@ def forget(key) -> None:
 def undo_all(timeout: float) -> list[tuple[bool, str]]:
     """Run what is pending, for at most ``timeout`` seconds; ``(done, line)`` for each, once.
 
-    The undos run in a thread of their own: the frame the signal interrupted may hold a lock they need (the
-    display's, a client's), and a run that cannot reach its cluster must still end. A second signal while they run
-    (AWX's SIGTERM after its SIGINT) waits for the same undos, for what is left of its own ``timeout``."""
+    Each undo runs in a thread of its own: the frame the signal interrupted may hold a lock they need (the
+    display's, a client's), and a cluster that does not answer must neither hold up the others (a rollout holds a
+    Lease per cluster) nor keep the run from ending. A second signal while they run (AWX's SIGTERM after its
+    SIGINT) waits for the same undos, for what is left of its own ``timeout``."""
     if not _undoing:
         work = _pending.copy()
         _pending.clear()
         results: dict = {}
 
-        def run() -> None:
-            for key, (what, undo) in work.items():
-                try:
-                    results[key] = (True, undo())
-                except Exception as exc:
-                    results[key] = (False, f"Could not {what}: {exc}")
+        def run(key, what, undo) -> None:
+            try:
+                results[key] = (True, undo())
+            except Exception as exc:
+                results[key] = (False, f"Could not {what}: {exc}")
 
-        thread = threading.Thread(target=run, name="undo-on-interrupt", daemon=True)
-        _undoing.update(work=work, results=results, thread=thread, reported=False)
-        thread.start()
+        threads = [threading.Thread(target=run, args=(key, what, undo), name="undo-on-interrupt", daemon=True)
+                   for key, (what, undo) in work.items()]
+        _undoing.update(work=work, results=results, threads=threads, reported=False)
+        for thread in threads:
+            thread.start()
     deadline = time.monotonic() + timeout
-    _undoing["thread"].join(max(0.0, deadline - time.monotonic()))
+    for thread in _undoing["threads"]:
+        thread.join(max(0.0, deadline - time.monotonic()))
     if _undoing["reported"]:
         return []
     _undoing["reported"] = True
     results = _undoing["results"]
     lines = []
     for key, (what, _) in _undoing["work"].items():
-        done, line = results.get(key, (False, f"Could not {what} within {timeout:.0f} s"))
+        done, line = results.get(key, (False, f"Could not {what} within {timeout:g} s"))
         if line:
             lines.append((done, line))
     return lines

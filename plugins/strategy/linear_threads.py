@@ -71,6 +71,12 @@ description:
     first install that waits 90 s for its workers spent 3.4 of its 9.7 CPU-seconds there); this one sleeps until a
     result arrives, and looks at least every 0.1 s for a worker that died or a stopped run.
   - >-
+    Interrupted (SIGINT, SIGTERM, AWX's cancel), it passes the signal to the processes its task threads started (as
+    a forked worker passes it to its process group), gives back what the run's tasks took for the run and registered
+    for that (M(inferops.dynamo.release_lease)'s Lease), within a few seconds, then ends the run as C(linear) does:
+    C(User interrupted execution) and exit status 99 for SIGINT, the signal's own end for SIGTERM. A second SIGINT
+    meanwhile ends it at once, as in Ansible.
+  - >-
     The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
     module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
     tasks are CPU-bound on the controller runs as several C(ansible-playbook) processes, each on a share of the

@@ -26,9 +26,12 @@ def download_job(env) -> dict | None:
     return get(env.dyn, "batch/v1", "Job", "model-download", env.namespace)
 
 
+def lease_spec(env) -> dict:
+    return (get(env.dyn, "coordination.k8s.io/v1", "Lease", LEASE, env.namespace) or {}).get("spec") or {}
+
+
 def lease_holder(env) -> str:
-    lease = get(env.dyn, "coordination.k8s.io/v1", "Lease", LEASE, env.namespace)
-    return ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
+    return lease_spec(env).get("holderIdentity") or ""
 
 
 def interrupted(env, tmp_path, moment, what: str, signals: list[int]) -> tuple[PlaybookRun, int]:
@@ -53,7 +56,7 @@ def assert_ended_as_ansible_ends(run: PlaybookRun, *statuses: int) -> None:
 
 
 def gave_back(env) -> str:
-    return f"Gave back the release Lease {env.namespace}/{LEASE}, which this interrupted run held."
+    return f"[rehearsal] Gave back the release Lease {env.namespace}/{LEASE}, which this interrupted run held."
 
 
 def test_after_two_interrupted_deploys_a_plain_rerun_converges_and_the_next_changes_nothing(deploy_env, tmp_path):
@@ -96,3 +99,25 @@ def test_a_run_killed_while_it_holds_the_release_lease_is_taken_over_at_once_by_
                      rf"\(PID {pid} on \S+\) has ended\.", flat), flat[-3000:]
     assert "Waiting for the release Lease" not in flat
     assert lease_holder(env) == ""                                # given back at the end, as usual
+
+
+def test_a_run_waiting_for_a_live_holder_says_whose_lease_since_when_and_how_to_end_it(deploy_env, tmp_path):
+    env = deploy_env(prefix="intr")
+    holder_run = BackgroundPlaybook(tmp_path, "deploy.yml", "-i", str(env.inventory), *GB300_AGG)
+    try:
+        wait_until("the first deploy to hold the release Lease",
+                   lambda: holder_run.proc.poll() is not None or lease_holder(env), timeout=300, every=0.2)
+        holder_run.proc.send_signal(signal.SIGSTOP)               # alive, and holding the Lease for as long as needed
+        holder, since = lease_holder(env), lease_spec(env).get("acquireTime")
+        assert holder, holder_run.stdout_so_far()[-3000:]
+        waiting = env.run("deploy.yml", *GB300_AGG, "-e", "release_lease_wait=8")
+    finally:
+        holder_run.proc.kill()
+        holder_run.wait(timeout=60)
+    assert waiting.rc == 2, waiting.output[-3000:]                   # refused: a live holder is never taken over
+    flat = " ".join(waiting.stdout.split())
+    assert re.search(rf"\[rehearsal\] Waiting for the release Lease {env.namespace}/{LEASE} \(\d s of at most 8 s\): "
+                     rf"{re.escape(holder)}, PID {holder_run.proc.pid} on \S+, has held it since {re.escape(since)}\. "
+                     rf"If that run has ended, end its Lease: kubectl -n {env.namespace} delete lease {LEASE}", flat), \
+        flat[-3000:]
+    assert "Took over" not in flat and "Nothing was applied" in flat
