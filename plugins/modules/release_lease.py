@@ -21,7 +21,13 @@ description:
     C(resourceVersion) preconditions, so a Lease taken over in the meantime stays with its new holder.
   - While another holder's Lease is live, the module polls every O(poll_interval) seconds for up to
     O(wait_seconds), then fails naming the holder, since when it holds the Lease, and how to release a Lease
-    left by a controller that died.
+    left by a controller that died. Run in the controller (the default on the C(local) connection), it also
+    says every few seconds whose Lease it waits for, since when, and the command that ends a stale one.
+  - The Lease names the process of the run that holds it (O(holder_process), in the annotation
+    C(inferops.dynamo/holder-process)). A run killed before it could give the Lease back (SIGKILL, a lost
+    session) leaves it behind; a later run on the same control node sees that this process has ended and takes
+    the Lease over at once (RV(took_over), RV(took_over_because)) instead of waiting for it to expire. A holder on
+    another control node, or in another container, is waited for.
   - With O(reads), it then runs those reads (the same specification as M(inferops.dynamo.cluster_facts)) and
     returns them in RV(reads), so that what the update decides from (the revisions, the live workload) is read
     only once the Lease is held.
@@ -75,6 +81,11 @@ options:
     description: Reads to run once the Lease is held, as in M(inferops.dynamo.cluster_facts).
     type: dict
     default: {}
+  holder_process:
+    description:
+      - The process whose end frees the Lease, as recorded in it (control node, boot, PID namespace, PID, start
+        time). The action plugin sets it to the C(ansible-playbook) process of the run; leave it unset.
+    type: dict
 notes:
   - Needs C(get), C(create), C(update) and C(delete) on C(leases.coordination.k8s.io) in the namespace. The
     built-in C(edit) role grants these.
@@ -120,7 +131,13 @@ waited_for:
   returned: success
   type: str
 took_over:
-  description: The holder of an expired Lease that was taken over, or an empty string.
+  description: The holder of a Lease that was taken over (it had expired, or its run's process had ended), or an
+    empty string.
+  returned: success
+  type: str
+took_over_because:
+  description: Why the Lease of RV(took_over) was taken over, for example C(its process (PID 4242 on ctl-01) has
+    ended), or an empty string.
   returned: success
   type: str
 released:
@@ -158,6 +175,7 @@ ARGUMENT_SPEC = dict(
     poll_interval=dict(type="float", default=2),
     labels=dict(type="dict", default={}),
     reads=dict(type="dict", default={}),
+    holder_process=dict(type="dict"),
 )
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
@@ -167,12 +185,15 @@ def work(module) -> dict:
     api = kc.get_api(p)
     try:
         if module.check_mode:      # --check writes nothing, not even the Lease: only the reads
-            result = {"waited_s": 0.0, "waited_for": "", "took_over": "", "released": False, "held_by": ""}
+            result = {"waited_s": 0.0, "waited_for": "", "took_over": "", "took_over_because": "", "released": False,
+                      "held_by": ""}
         elif p["state"] == "released":
             return rl.release(api, p["namespace"], p["name"], p["holder"])
         else:
+            # the controller's stand-in shows what the wait reports as it happens; a module process cannot
             result = rl.acquire(api, p["namespace"], p["name"], p["holder"], p["duration_seconds"], p["wait_seconds"],
-                                p["poll_interval"], p["labels"])
+                                p["poll_interval"], p["labels"], holder_process=p["holder_process"],
+                                report=getattr(module, "report", None))
         result["reads"] = cr.survey(api, p["reads"])["reads"] if p["reads"] else {}
     except rl.LeaseHeld as exc:
         raise runner.ModuleFailure(str(exc), holder=exc.holder) from None

@@ -21,8 +21,11 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
 IN_PROCESS_VAR = "inferops_dynamo_in_process"
+
+display = Display()
 
 
 class ModuleExit(Exception):
@@ -37,13 +40,16 @@ class ControllerModule:
     """The part of ``AnsibleModule`` this collection's modules use, for a run inside the controller."""
 
     def __init__(self, argument_spec: dict, args: dict, check_mode: bool = False, diff: bool = False,
-                 supports_check_mode: bool = False, **constraints):
+                 supports_check_mode: bool = False, report=None, **constraints):
         result = ArgumentSpecValidator(argument_spec, **constraints).validate(dict(args))
         self.no_log_values = set(result._no_log_values)
         self.params = result.validated_parameters
         self.check_mode = check_mode
         self._diff = diff
         self._warnings: list[str] = []
+        # shows a line while the module runs (a long wait saying what it waits for); a module process has no
+        # such channel (its output is its result), so a module's work looks it up with getattr
+        self.report = report
         if result.errors.errors:
             # every broken rule at once, as AnsibleModule words them
             self.fail_json(msg="; ".join(str(e) for e in result.errors.errors))
@@ -81,16 +87,27 @@ class InProcessModuleAction(ActionBase):
         return (self._connection.transport == "local" and not self._play_context.become
                 and not self._task.async_val)
 
+    def _module_args(self, task_vars: dict) -> dict:
+        """The module's arguments: the task's (a subclass adds what only the controller knows)."""
+        return self._task.args
+
+    @staticmethod
+    def _reporter(task_vars: dict):
+        host = task_vars.get("inventory_hostname", "")
+        return lambda line: display.display(f"[{host}] {line}")
+
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
+        args = self._module_args(task_vars)
         if not self._runs_here(task_vars):
-            result.update(self._execute_module(module_name=self._task.resolved_action, task_vars=task_vars))
+            result.update(self._execute_module(module_name=self._task.resolved_action, module_args=args,
+                                               task_vars=task_vars))
             return result
         options = dict(getattr(self.module, "MODULE_OPTIONS", {}))
         try:
-            module = ControllerModule(self.module.ARGUMENT_SPEC, self._task.args, check_mode=self._task.check_mode,
-                                      diff=self._task.diff, **options)
+            module = ControllerModule(self.module.ARGUMENT_SPEC, args, check_mode=self._task.check_mode,
+                                      diff=self._task.diff, report=self._reporter(task_vars), **options)
             self.module.run_module(module)
         except ModuleExit as done:
             result.update(done.result)

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
 import traceback
 from collections import deque
@@ -17,7 +20,11 @@ from ansible.plugins.loader import PluginLoader
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
 from ansible.utils.display import Display
 
-from ansible_collections.inferops.dynamo.plugins.plugin_utils import collection_plugin_lookup, template_code
+from ansible_collections.inferops.dynamo.plugins.plugin_utils import (
+    collection_plugin_lookup,
+    interrupted,
+    template_code,
+)
 from ansible_collections.inferops.dynamo.plugins.plugin_utils.wrap_once import wrap_once
 
 DOCUMENTATION = r"""
@@ -64,6 +71,12 @@ description:
     first install that waits 90 s for its workers spent 3.4 of its 9.7 CPU-seconds there); this one sleeps until a
     result arrives, and looks at least every 0.1 s for a worker that died or a stopped run.
   - >-
+    Interrupted (SIGINT, SIGTERM, AWX's cancel), it passes the signal to the processes its task threads started (as
+    a forked worker passes it to its process group), gives back what the run's tasks took for the run and registered
+    for that (M(inferops.dynamo.release_lease)'s Lease), within a few seconds, then ends the run as C(linear) does:
+    C(User interrupted execution) and exit status 99 for SIGINT, the signal's own end for SIGTERM. A second SIGINT
+    meanwhile ends it at once, as in Ansible.
+  - >-
     The threads share one interpreter lock: tasks of many hosts at once overlap their waits (API calls, polling,
     module processes) but not their Python work, which runs on one core. A rollout over hundreds of hosts whose
     tasks are CPU-bound on the controller runs as several C(ansible-playbook) processes, each on a share of the
@@ -86,6 +99,10 @@ _plugin_source_lock = threading.RLock()
 
 # how often a wait for results also checks for dead workers and a stopped run
 RESULT_WAIT_SECONDS = 0.1
+# how long an interrupted run gives back what its tasks took for the run (plugin_utils.interrupted) before it ends
+UNDO_SECONDS = 5.0
+# set once the run is interrupted: a task thread that fails on the way out says nothing, as a killed worker does
+_ending = threading.Event()
 
 
 class _NotifyingResults(deque):
@@ -114,8 +131,70 @@ def _serialised(load):
     return serialised
 
 
+def _descendants_in_group() -> list[int]:
+    """The processes task threads started (modules, commands) and theirs, while they stay in this process's group.
+
+    A forked worker's are in the worker's own session, which the worker signals when the run is interrupted
+    (``WorkerProcess._term``); these are this process's, which a terminal's Ctrl-C reaches but ``kill <pid>`` (AWX,
+    a supervisor) does not. Forked workers are in sessions of their own, and the TaskQueueManager signals them."""
+    group = os.getpgrp()
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:                                     # no /proc: nothing to tell them by
+        return []
+    for entry in entries:
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                text = f.read()
+            ppid, pgrp = (int(x) for x in text[text.rindex(")") + 2:].split()[1:3])
+        except (OSError, ValueError):                   # ended meanwhile
+            continue
+        if pgrp == group:
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [os.getpid()]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _install_signal_handlers(tqm) -> None:
+    """Ahead of ``TaskQueueManager._signal_handler``, which ends the run as Ansible does (SIGINT: "User interrupted
+    execution", exit 99; SIGTERM: the signal's own end) once it has passed the signal to the forked workers: pass
+    it to what the task threads started, as a worker passes it to its own, and give back what the run's tasks took
+    (the release Lease), which the ``always`` that would have given it back will not."""
+
+    def handler(signum, frame):
+        # a second Ctrl-C while this one is handled ends the run at once, as in Ansible
+        signal.signal(signum, signal.SIG_DFL)
+        _ending.set()
+        for pid in _descendants_in_group():
+            try:
+                os.kill(pid, signum)
+            except OSError:                             # ended meanwhile
+                pass
+        for done, line in interrupted.undo_all(UNDO_SECONDS):
+            try:
+                (display.display if done else display.warning)(line)
+                # SIGTERM ends the process without flushing what it wrote
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except (OSError, RuntimeError):            # the interrupted frame was writing to the same stream
+                pass
+        tqm._signal_handler(signum, frame)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, handler)
+
+
 class TaskThread(threading.Thread):
     """What ``WorkerProcess`` is to a forked worker, for a thread: runs one task for one host, sends the result."""
+
+    # TaskQueueManager._signal_handler signals each live worker's process: a thread has none of its own (the
+    # strategy's handler signals the processes the threads started)
+    pid = None
 
     def __init__(self, *, final_q, task_vars, host, task, play_context, loader, variable_manager,
                  shared_loader_obj, worker_id, cliargs):
@@ -139,7 +218,8 @@ class TaskThread(threading.Thread):
             # Ansible keeps per thread (sharing the main thread's would interleave their stacks)
             self._run()
         except BaseException:  # as a worker process would exit, whatever failed
-            display.error(f"task thread for [{self._host}/{self._task}] failed:\n{traceback.format_exc()}")
+            if not _ending.is_set():
+                display.error(f"task thread for [{self._host}/{self._task}] failed:\n{traceback.format_exc()}")
             self.exitcode = 1
 
     def _run(self) -> None:
@@ -158,6 +238,7 @@ class StrategyModule(LinearStrategyModule):
 
     def __init__(self, tqm):
         super().__init__(tqm)
+        _install_signal_handlers(tqm)
         wrap_once(PluginLoader, "_load_module_source", _serialised)
         template_code.install()
         collection_plugin_lookup.install()

@@ -74,7 +74,7 @@ def acquire(api, holder="b", wait=10, clock=None, now=NOW):
 
 def test_a_free_lease_is_created_with_the_holder_and_labels():
     api = FakeApi()
-    assert acquire(api) == {"waited_s": 0.0, "waited_for": "", "took_over": ""}
+    assert acquire(api) == {"waited_s": 0.0, "waited_for": "", "took_over": "", "took_over_because": ""}
     assert api.lease["spec"]["holderIdentity"] == "b" and api.lease["metadata"]["labels"] == {"x": "y"}
     assert api.lease["spec"]["renewTime"] == "2026-12-02T12:00:00.000000Z" and api.calls == ["POST"]
 
@@ -138,3 +138,77 @@ def test_release_deletes_only_its_own_lease():
 ])
 def test_expired(spec, expired):
     assert rl.expired({"spec": spec}, NOW) is expired
+
+
+# ---------------------------------------------------------------------------- the holder's process
+def held_by_process(holder, proc):
+    lease = held_by(holder)
+    lease["metadata"]["annotations"] = {rl.HOLDER_PROCESS_ANNOTATION: json.dumps(proc)}
+    return lease
+
+
+def ended_process() -> dict:
+    """The identity of a process of this node that has ended (and was reaped)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    proc = rl.process_identity(child.pid)
+    child.kill()
+    child.wait()
+    return proc
+
+
+def test_the_lease_names_the_process_of_its_holder():
+    api = FakeApi()
+    me = rl.process_identity()
+    rl.acquire(api, "ns", "t-release", "b", 600, 10, holder_process=me)
+    assert rl.recorded_process(api.lease) == me and me["pid"] > 0 and me["start"] > 0 and me["node"]
+
+
+def test_a_lease_whose_process_ended_on_this_node_is_taken_over_at_once_saying_so():
+    proc = ended_process()
+    api = FakeApi(held_by_process("alice at 2026-12-02T11:59:00Z (run 7)", proc))
+    clock = Clock()
+    out = acquire(api, clock=clock)
+    assert out["took_over"] == "alice at 2026-12-02T11:59:00Z (run 7)" and clock.t == 0 and api.calls == ["PUT"]
+    assert out["took_over_because"] == f"its process (PID {proc['pid']} on {proc['node']}) has ended"
+    assert api.lease["spec"]["holderIdentity"] == "b"
+
+
+def test_a_reused_pid_is_not_the_holder():
+    proc = rl.process_identity() | {"start": 1}               # this PID, started at another time
+    assert rl.holder_gone(held_by_process("alice", proc)).endswith("; that PID is another process now")
+
+
+@pytest.mark.parametrize("elsewhere", [{"boot": "another-boot"}, {"pid_ns": "pid:[1]"}, {"pid": "4242"}, None])
+def test_a_holder_this_node_cannot_see_is_not_taken_for_gone(elsewhere):
+    # another control node (or this one before a reboot), another container, no process recorded (an older run)
+    lease = held_by("alice") if elsewhere is None else held_by_process("alice", ended_process() | elsewhere)
+    assert rl.holder_gone(lease) == ""
+
+
+def test_a_live_holder_is_waited_for_saying_whose_lease_since_when_and_how_to_end_it():
+    me = rl.process_identity()
+    api = FakeApi(held_by_process("alice at 2026-12-02T11:59:00Z (run 7)", me))
+    clock, lines = Clock(), []
+
+    def report(line):
+        lines.append((clock.t, line))
+    with pytest.raises(rl.LeaseHeld) as exc:
+        rl.acquire(api, "ns", "t-release", "b", 600, 12, 2, clock=clock, sleep=clock.sleep, now=lambda: NOW,
+                   report=report)
+    assert [t for t, _ in lines] == [0, 6]          # at once, then on the first poll 5 s or more later
+    assert lines[1][1] == (
+        f"Waiting for the release Lease ns/t-release (6 s of at most 12 s): alice at 2026-12-02T11:59:00Z (run 7)"
+        f", PID {me['pid']} on {me['node']}, has held it since 2026-12-02T12:00:00.000000Z. If that run has ended, "
+        "end its Lease: kubectl -n ns delete lease t-release")
+    assert f"(Lease ns/t-release, held by PID {me['pid']} on {me['node']}); waited 12 s" in str(exc.value)
+    assert api.calls == []
+
+
+@pytest.mark.parametrize("annotation", ["not json", '{"pid": "1"}', "[]"])
+def test_a_process_recorded_by_something_else_is_none(annotation):
+    lease = held_by("alice")
+    lease["metadata"]["annotations"] = {rl.HOLDER_PROCESS_ANNOTATION: annotation}
+    assert rl.recorded_process(lease) is None and rl.holder_gone(lease) == ""
