@@ -110,8 +110,8 @@ def is_fetch_url(value) -> bool:
     """What curl may fetch a file from: an http(s) URL, or a file:/// URL of an absolute path (a mirror on the
     nodes, or the rehearsal's own data)."""
     text = _text(value)
-    if text is not None and text.startswith("file:///") and not _URL_FORBIDDEN.search(text):
-        return ".." not in text.split("/")
+    if text is not None and text.startswith("file:///"):
+        return not _URL_FORBIDDEN.search(text)
     return is_url(value)
 
 
