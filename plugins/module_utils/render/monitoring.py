@@ -110,6 +110,12 @@ def objectives(plan: dict, slo: dict | None = None, tolerance: float = 0.10, att
 
 # A worker's KV-cache usage (0-1), as each engine exports it: SGLang's share of its token pool, vLLM's cache usage.
 ENGINE_KV_USAGE = {"sglang": "sglang:token_usage", "vllm": "vllm:kv_cache_usage_perc"}
+# The worker flags without which an engine exports none of its own series under Dynamo: ai-dynamo 1.5.1 registers
+# SGLang's sglang:* collectors only when the engine runs with --enable-metrics (dynamo/sglang/publisher.py,
+# setup_sgl_metrics); vLLM's vllm:* are exported unless --disable-log-stats (dynamo/vllm/main.py). The plan passes
+# them (catalog runtimes.dynamo.sglang.enable_metrics); a test holds every rendered worker to them.
+ENGINE_METRICS_FLAGS = {"sglang": ("--enable-metrics",), "vllm": ()}
+ENGINE_METRICS_OFF_FLAGS = {"sglang": (), "vllm": ("--disable-log-stats",)}
 
 
 def _is_dynamo(plan: dict) -> bool:
