@@ -130,6 +130,9 @@ def metric_names(plan: dict) -> dict:
             "itl": "dynamo_frontend_inter_token_latency_seconds", "itl_buckets": DYNAMO_ITL_BUCKETS,
             "requests": 'dynamo_frontend_requests_total', "errors": 'dynamo_frontend_requests_total{status="error"}',
             "queue": "dynamo_frontend_queued_requests", "inflight": "dynamo_frontend_inflight_requests",
+            # each request migration (a worker lost mid-request) by its outcome: success (resumed on another
+            # worker) or failure (nothing to move it to, or the migration limit reached)
+            "migrations": "dynamo_frontend_model_migration_duration_seconds_count",
             # the frontend reports no KV usage: each worker's engine does, under its own name (scraped by the
             # operator's dynamo-worker PodMonitor)
             "kv_usage": ENGINE_KV_USAGE[(plan.get("target") or {}).get("framework", "sglang")],
