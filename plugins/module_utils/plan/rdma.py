@@ -13,7 +13,7 @@ PROVIDERS = ("none", "infiniband", "roce", "efa", "gke-roce", "mnnvl")
 
 # NIXL registers (pins) the KV cache for transfer: IPC_LOCK to lock it, SYS_RESOURCE to raise the memlock limit.
 # Every upstream SGLang disaggregated recipe adds them, whatever the fabric (deepseek-v4.1-flash/sglang/disagg-gb200/
-# deploy.yaml:186-193; templates/sglang/disagg/deploy-v1beta1.template.yaml:185,263).
+# deploy-generic.yaml:186-193; templates/sglang/disagg/deploy-v1beta1.template.yaml:185,263).
 _RDMA_CAPABILITIES = ["IPC_LOCK", "SYS_RESOURCE"]
 # The capabilities Pod Security's baseline level lets a container add (Kubernetes Pod Security Standards); any other
 # needs the privileged level.

@@ -168,7 +168,10 @@ def _expected_annotations(plan: dict) -> dict:
 def _requests(devices: dict, others: dict | None) -> dict:
     """Container resources: the devices requested and limited alike, CPU, memory and ephemeral storage requested
     only (a memory limit would turn a pinned-allocation spike into an OOM kill, as upstream warns)."""
-    return {"limits": dict(devices), "requests": {**(others or {}), **devices}}
+    out = {"requests": {**(others or {}), **devices}}
+    if devices:
+        out["limits"] = dict(devices)
+    return out
 
 
 def _worker_container(plan: dict, worker: dict, health_port: int, health_path: str) -> dict:

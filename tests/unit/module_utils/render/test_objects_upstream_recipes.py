@@ -70,7 +70,7 @@ def test_workers_and_frontend_request_cpu_memory_and_storage_with_no_memory_limi
         assert requests["nvidia.com/gpu"] == limits["nvidia.com/gpu"] == "4"
         assert not {"cpu", "memory", "ephemeral-storage"} & set(limits), limits   # Burstable, never OOM-limited
     frontend = _components(dgd)["Frontend"]
-    assert frontend["resources"] == {"limits": {}, "requests": want_frontend}
+    assert frontend["resources"] == {"requests": want_frontend}                # requests only, no limit at all
 
 
 def test_pod_resources_are_plan_inputs_validated_by_the_plan():
