@@ -289,12 +289,14 @@ class ServedGraph:
                     [*self.exec_prefix, *proc.argv], env=self._env(proc), stdout=fh, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True, cwd=proc.cwd)
 
-    def stop(self, names: list[str] | None = None, timeout: float = 10.0) -> None:
+    def stop(self, names: list[str] | None = None, timeout: float = 10.0, kill: bool = False) -> None:
+        """Stop processes: SIGTERM, then SIGKILL after ``timeout``; ``kill`` SIGKILLs at once (a crash: no
+        graceful shutdown, the requests in flight are cut)."""
         chosen = [n for n in self.running if names is None or n in names]
         for name in chosen:
             p = self.running[name]
             if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
+                os.killpg(p.pid, signal.SIGKILL if kill else signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for name in chosen:
             p = self.running.pop(name)

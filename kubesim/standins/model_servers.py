@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..control_plane.netns import call_inside
+from ..faults import fault_for
 from . import dynamo_runtime as rt
 from . import operator_rules as op
 from . import planner_pod
@@ -216,7 +217,14 @@ class ModelServers:
         down = float((self.faults.get("frontend-errors") or {}).get("rate", 0.0)) > 0
         return speed, down
 
+    def _crashed(self, server: PodServer) -> bool:
+        """Whether the crashloop fault stands for the pod: its container is not running, so neither is its process
+        (a serving worker the fault reaches dies at once, with the requests it was serving)."""
+        return bool(server.manifest) and fault_for(server.manifest, self.faults) == "crash-loop"
+
     def _processes(self, server: PodServer, profile: Path, served: str) -> list[rt.RuntimeProcess]:
+        if self._crashed(server):
+            return []
         name = server.pod.replace("/", "_")
         if server.role == PLANNER_TYPE:
             return [planner_pod.planner_process(f"{name}-planner", server.manifest, server.container, kube=self.kube,
@@ -281,7 +289,7 @@ class ModelServers:
                     return                 # calibrating: the pod stays starting
         graph = self._graph(server.workload)
         procs = self._processes(server, profile, served)
-        self._stop_others(graph, server, {p.name for p in procs})
+        self._stop_others(graph, server, {p.name for p in procs}, kill=self._crashed(server))
         for proc in procs:
             running = next((p for p in graph.processes if p.name == proc.name), None)
             if running is not None and running.argv != proc.argv:
@@ -299,11 +307,12 @@ class ModelServers:
                 graph.start([name])
 
     @staticmethod
-    def _stop_others(graph: rt.ServedGraph, server: PodServer, keep: set[str]) -> None:
-        """Stop the pod's processes that should not run now (its engine while frontend-errors stands)."""
+    def _stop_others(graph: rt.ServedGraph, server: PodServer, keep: set[str], kill: bool = False) -> None:
+        """Stop the pod's processes that should not run now (its engine while frontend-errors stands; all of them,
+        killed, while the crashloop fault does)."""
         prefix = server.pod.replace("/", "_") + "-"
         names = [p.name for p in graph.processes if p.name.startswith(prefix) and p.name not in keep]
-        graph.stop(names)
+        graph.stop(names, kill=kill)
         graph.processes = [p for p in graph.processes if p.name not in names]
 
     def _stop(self, server: PodServer) -> None:

@@ -130,7 +130,26 @@ def check_args(set_name: str, command: list[str], args: list[str]) -> list[str]:
     return problems
 
 
+# Names the Dynamo runtime (ai-dynamo-runtime, Rust) reads through a figment prefix: the compiled extension holds
+# the prefix and the field, never the whole name, so the extractor cannot list them. Each was seen read by the
+# runtime of the pinned release (docs/engine-parsers.md, "Runtime configuration"); the check accepts one only
+# where the data set records its prefix in that compiled extension.
+RUNTIME_CONFIG_ENV = {
+    # lib/runtime/src/config.rs: Env::prefixed("DYN_HEALTH_CHECK_") maps REQUEST_TIMEOUT to
+    # health_check_request_timeout_secs; ai-dynamo-runtime 1.5.1 logs "health_check_request_timeout_secs=77"
+    # for DYN_HEALTH_CHECK_REQUEST_TIMEOUT=77 (default 3)
+    "DYN_HEALTH_CHECK_REQUEST_TIMEOUT": "DYN_HEALTH_CHECK_",
+}
+
+
+def _runtime_config_name(data: dict, name: str) -> bool:
+    prefix = RUNTIME_CONFIG_ENV.get(name)
+    return prefix is not None and any(p.endswith(".so") for p in (data.get("env_prefixes") or {}).get(prefix, []))
+
+
 def check_env(set_name: str, env: list[dict]) -> list[str]:
-    known = load(set_name)["env"]
+    data = load(set_name)
+    known = data["env"]
     return [f"environment variable {e['name']} is read by none of {set_name}"
-            for e in env if ENGINE_ENV.match(e["name"]) and e["name"] not in known]
+            for e in env if ENGINE_ENV.match(e["name"]) and e["name"] not in known
+            and not _runtime_config_name(data, e["name"])]

@@ -335,6 +335,17 @@ def parse_request_rows(text):
     return rows
 
 
+def cut_short(rows):
+    """How many requests AIPerf counted as successes although their stream ended before their output did: no
+    error and no output length, where the run's other requests report one. With ``--use-server-token-count`` a
+    complete stream ends with its token usage; a stream cut by a lost worker that nothing resumed (request
+    migration off, or no other worker) ends without it, and AIPerf records no error."""
+    rows = [r for r in rows or [] if isinstance(r, dict)]
+    if not any(r.get("osl") is not None for r in rows):
+        return 0
+    return sum(1 for r in rows if r.get("error") is None and r.get("osl") is None)
+
+
 def parse_run_info(text):
     """The JSON the Job prints about its own run (trace checksum, replayed lines, UTC times), or None."""
     if not text:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ansible_collections.inferops.dynamo.plugins.module_utils.bench.aiperf import (
     DIRECTIONS,
     AIPerfResultsError,
+    cut_short,
     normalise,
     percentile_table,
 )
@@ -60,14 +61,19 @@ def evaluate(results, gpus=None, expected=None, tolerance=0.10, tolerances=None,
     metrics.update(aiperf_version=results["aiperf_version"] or run_info.get("aiperf_version"),
                    schema_version=results["schema_version"], source=results["source"])
     verdicts = compare(metrics, expected or {}, tolerance, tolerances)
+    # a request cut short returned part of its answer: it counts against the error budget as a failed one does
+    metrics["requests_cut_short"] = cut = cut_short(results.get("requests"))
     if max_failed_ratio is not None:
         measured = metrics["failed_ratio"]
+        if cut and measured is not None and metrics.get("requests_total"):
+            measured += cut / metrics["requests_total"]
         verdicts.append({"metric": "failed_ratio", "expected": max_failed_ratio, "measured": measured,
                          "ratio": None, "delta_pct": None, "tolerance": 0.0, "direction": "lower",
                          "limit": True,
                          "verdict": "missing" if measured is None else
                          ("pass" if measured <= max_failed_ratio else "fail")})
-    failures = {"count": metrics["requests_failing"], "ratio": metrics["failed_ratio"], "errors": results["errors"]}
+    failures = {"count": metrics["requests_failing"], "ratio": metrics["failed_ratio"], "errors": results["errors"],
+                "cut_short": cut}
     passed = not results["all_failed"] and all(v["verdict"] == "pass" for v in verdicts)
     return {"metrics": metrics, "failures": failures, "verdicts": verdicts, "passed": passed,
             "all_failed": results["all_failed"], "summary_raw": results["summary_raw"],

@@ -157,9 +157,7 @@ def run_html(summary, charts):
                       "value": f"${cost['per_million_output_tokens']:,.2f}"})
     failures = summary.get("failures") or {}
     errors = [e for e in failures.get("errors") or [] if isinstance(e, dict)]
-    failing, total = metrics.get("requests_failing"), metrics.get("requests_total")
-    failing_line = (f"None: all {br.fmt(total, 0)} requests succeeded." if not failing
-                    else f"{br.fmt(failing, 0)} of {br.fmt(total, 0)} requests failed.")
+    failing_line = " ".join(t for t in br.failing_sentences(metrics, failures) if t)
     failed_checks = [br.verdict_line(v).replace("`", "") for v in summary.get("verdicts") or []
                      if isinstance(v, dict) and v.get("verdict") != "pass"]
     if slo and not slo.get("met"):

@@ -252,6 +252,37 @@ def title_date(context):
     return str(context.get("date") or "").strip() or DASH
 
 
+def failing_sentences(metrics, failures, all_failed=False):
+    """(what failed, what was cut short or None): the failing-requests paragraph of the Markdown and HTML reports.
+
+    A request cut short (``aiperf.cut_short``) is one AIPerf counted as a success whose stream ended before its
+    output: a worker lost mid-request that nothing resumed."""
+    metrics, failures = metrics or {}, failures or {}
+    total = as_number(metrics.get("requests_total"))
+    count = as_number(failures.get("count"))
+    if count is None:
+        count = as_number(metrics.get("requests_failing"))
+    ratio = as_number(failures.get("ratio"))
+    if ratio is None:
+        ratio = as_number(metrics.get("failed_ratio"))
+    cut = as_number(failures.get("cut_short"))
+    if count:
+        share = f" ({ratio * 100:.1f} %)" if ratio is not None else ""
+        failed = (f"{count_text(count)} of {count_text(total)} requests failed{share}."
+                  + (" Every request failed." if all_failed else ""))
+    elif cut:
+        failed = "None failed with an error."
+    else:
+        failed = f"None: all {count_text(total)} requests succeeded." if total is not None else "None."
+    cut_short = None
+    if cut:
+        cut_short = (f"{count_text(cut)} of {count_text(total)} requests were cut short: AIPerf counted them as "
+                     "successes, but their stream ended before their output did (no token usage at its end), as "
+                     "when the worker serving them is lost and nothing resumes them (request migration off, or no "
+                     "other worker to move them to). The error budget counts them as failed.")
+    return failed, cut_short
+
+
 def markdown_report(context, rows, metrics, failures, verdicts, details=None):
     """report.md: title, gate, headline table, percentiles, SLOs and goodput, cost, comparison, failing
     requests, extra metrics, charts, the stack and the AIPerf version/command.
@@ -325,25 +356,16 @@ def markdown_report(context, rows, metrics, failures, verdicts, details=None):
     out += _comparison_markdown(details.get("comparison"), details.get("comparison_note"))
 
     out += ["## Failing requests", ""]
-    total = as_number(metrics.get("requests_total"))
-    count = as_number(failures.get("count"))
-    if count is None:
-        count = failing
-    ratio = as_number(failures.get("ratio"))
-    if ratio is None:
-        ratio = as_number(metrics.get("failed_ratio"))
     errors = [e for e in failures.get("errors") or [] if isinstance(e, dict)]
-    if not count:
-        out.append(f"None: all {count_text(total)} requests succeeded." if total is not None else "None.")
-    else:
-        share = f" ({ratio * 100:.1f} %)" if ratio is not None else ""
-        out.append(f"{count_text(count)} of {count_text(total)} requests failed{share}."
-                   + (" Every request failed." if all_failed else ""))
-        if errors:
-            out += ["", *markdown_table(("Count", "Code", "Type", "Message"),
-                                        [(count_text(e.get("count")), e.get("code") if e.get("code") is not None
-                                          else DASH, e.get("type") or DASH, e.get("message") or DASH)
-                                         for e in errors], right=(0,))]
+    failed, cut_short = failing_sentences(metrics, failures, all_failed)
+    out.append(failed)
+    if errors and as_number(failures.get("count") if failures.get("count") is not None else failing):
+        out += ["", *markdown_table(("Count", "Code", "Type", "Message"),
+                                    [(count_text(e.get("count")), e.get("code") if e.get("code") is not None
+                                      else DASH, e.get("type") or DASH, e.get("message") or DASH)
+                                     for e in errors], right=(0,))]
+    if cut_short:
+        out += ["", cut_short]
     out.append("")
 
     extra = [(label, fmt(metrics.get(m)), unit) for m, label, unit in EXTRA_METRICS
@@ -496,10 +518,14 @@ def server_markdown(server):
     target = server.get("target") or {}
     out += [f"What the frontend and the workers reported about themselves over the run's {server.get('window_s')} s "
             "(warm-up included); the tables above are what AIPerf measured as a client.", ""]
-    out += markdown_table(("Figure", "Value"), [
+    figures = [
         ("Requests per second", fmt(target.get("requests_per_s"))),
         ("Queued requests, mean / peak", f"{fmt(target.get('queue_avg'))} / {fmt(target.get('queue_max'))}"),
-    ], right=(1,))
+    ]
+    if "migrations_recovered" in target:
+        figures.append(("Requests moved off a lost worker: resumed / not saved",
+                        f"{fmt(target.get('migrations_recovered'), 0)} / {fmt(target.get('migrations_failed'), 0)}"))
+    out += markdown_table(("Figure", "Value"), figures, right=(1,))
     pods = server.get("pods") or {}
     if pods:
         out += ["", *markdown_table(("Worker pod", "Peak KV-cache usage", "Prefix-cache hit rate"),

@@ -142,12 +142,18 @@ def server_figure_queries(plan: dict, ns: str, seconds: int) -> dict[str, dict[s
     w = f"{max(1, int(seconds))}s"
     engine = "vllm" if names["kv_usage"].startswith("vllm:") else "sglang"
     series = {k: monitoring.with_matchers(v, sel) for k, v in _PREFIX_SERIES[engine].items()}
+    target = {
+        "requests_per_s": f"sum(rate({monitoring.with_matchers(names['requests'], sel)}[{w}]))",
+        "queue_avg": f"avg_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
+        "queue_max": f"max_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
+    }
+    if names.get("migrations"):
+        # the series exists once a migration happened: none yet is 0, not "unknown"
+        for key, outcome in (("migrations_recovered", "success"), ("migrations_failed", "failure")):
+            counted = monitoring.with_matchers(names["migrations"], f'{sel},outcome="{outcome}"')
+            target[key] = f"sum(increase({counted}[{w}])) or vector(0)"
     return {
-        "target": {
-            "requests_per_s": f"sum(rate({monitoring.with_matchers(names['requests'], sel)}[{w}]))",
-            "queue_avg": f"avg_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
-            "queue_max": f"max_over_time(sum({monitoring.with_matchers(names['queue'], sel)})[{w}:5s])",
-        },
+        "target": target,
         "per_pod": {
             "kv_usage_max": f"max by (pod) (max_over_time({monitoring.with_matchers(names['kv_usage'], sel)}[{w}]))",
             "prefix_hit_rate": PREFIX_HIT_RATE[engine].format(w=w, **series),

@@ -9,6 +9,7 @@ Pure Python: no Ansible imports.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
@@ -43,7 +44,14 @@ CHOICES = {
     "autoscaling": list(planner.MODES),
 }
 INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "tensor_parallel_size", "load_seconds",
-            "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget", "autoscaling_interval")
+            "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget", "autoscaling_interval",
+            "rdma_devices_per_worker")
+# whole numbers where 0 means "off"
+COUNTS = ("migration_limit",)
+# Kubernetes resource quantities the pods request beside their GPUs (catalog runtimes.dynamo.resources)
+QUANTITIES = {"worker_cpu": ("worker", "cpu"), "worker_memory": ("worker", "memory"),
+              "worker_ephemeral_storage": ("worker", "ephemeral-storage"),
+              "frontend_cpu": ("frontend", "cpu"), "frontend_memory": ("frontend", "memory")}
 # positive numbers that may have a fraction
 NUMBERS = ("autoscaling_ttft_ms", "autoscaling_itl_ms", "autoscaling_tolerance")
 STRINGS = ("model", "sku", "checkpoint_repo", "draft_repo", "image", "flavour", "rdma_net_devices", "cache_claim",
@@ -63,7 +71,8 @@ GRAMMAR = {
 BOOLEANS = ("frontend_decoding", "trust_remote_code", "network_policy")
 # lists: who may call the endpoint (network_policy.client_peers) and the API server's address ranges
 LISTS = ("network_policy_clients", "network_policy_api_server_cidrs")
-KNOWN = set(CHOICES) | set(INTEGERS) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS) | set(LISTS) | {"modalities"}
+KNOWN = (set(CHOICES) | set(INTEGERS) | set(COUNTS) | set(QUANTITIES) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS)
+         | set(LISTS) | {"modalities"})
 DEFAULT_MONITORING_NAMESPACE = "monitoring"
 # Without these there is no target, so nothing else can be judged.
 IDENTITY = ("sku", "mode", "framework", "model")
@@ -121,6 +130,10 @@ def _normalise(request, catalog: Catalog) -> tuple[dict, list[PlanError]]:
 def _input(key: str, value):
     if key in INTEGERS:
         return _positive_int(key, value)
+    if key in COUNTS:
+        return _count(key, value)
+    if key in QUANTITIES:
+        return _quantity(key, value)
     if key in NUMBERS:
         return _positive_number(key, value)
     if key in CHOICES:
@@ -169,6 +182,26 @@ def _positive_int(key: str, value) -> int:
     if number <= 0:
         raise PlanError(f"{key} must be a positive whole number, got {number}.", rule, inputs=[key])
     return number
+
+
+def _count(key: str, value) -> int:
+    rule = f"invalid-{key.replace('_', '-')}"
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit():
+        raise PlanError(f"{key} must be a whole number, 0 or more, got {value!r}.", rule, inputs=[key])
+    return int(text)
+
+
+# A Kubernetes quantity: a decimal number with an optional SI or binary suffix ("16", "500m", "512Gi", "1.5T").
+_QUANTITY = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+
+
+def _quantity(key: str, value) -> str:
+    text = str(value).strip()
+    if isinstance(value, bool) or not _QUANTITY.match(text) or not float(re.sub(r"[A-Za-z]+$", "", text)) > 0:
+        raise PlanError(f"{key} must be a Kubernetes quantity above zero (16, 500m, 512Gi), got {value!r}.",
+                        f"invalid-{key.replace('_', '-')}", ["16", "500m", "512Gi"], inputs=[key])
+    return text
 
 
 def _positive_number(key: str, value) -> float:
@@ -383,10 +416,14 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
                         "monitoring_namespace": req.get("monitoring_namespace", DEFAULT_MONITORING_NAMESPACE)},
     )
     try:
-        resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"))
+        resolved.rdma = rdma_profile(req.get("rdma_provider", "none"), gpus_per_worker, sku, req.get("rdma_net_devices"),
+                                     devices=req.get("rdma_devices_per_worker"), runtime=resolved.runtime)
     except PlanError as exc:
         checks.record(exc)
         resolved.rdma = rdma_profile("none", gpus_per_worker, sku)
+    frontend_settings = resolved.runtime.get("frontend", {})
+    resolved.migration_limit = req.get("migration_limit", frontend_settings.get("migration_limit", 0))  # type: ignore[attr-defined]
+    resolved.resources = _pod_resources(resolved, req)  # type: ignore[attr-defined]
     resolved.image = req.get("image")  # type: ignore[attr-defined]
     resolved.cache_claim = req.get("cache_claim")  # type: ignore[attr-defined]
     resolved.load_seconds = req.get("load_seconds")  # type: ignore[attr-defined]
@@ -397,6 +434,17 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
                 "autoscaling_tolerance"):
         setattr(resolved, key, req.get(key))
     return resolved
+
+
+def _pod_resources(r: Resolved, req: dict) -> dict:
+    """CPU, memory and ephemeral storage each pod requests beside its GPUs (``{"worker": {...}, "frontend":
+    {...}}``): the catalog's for the engine, each overridden by its plan input. Requests only: no limit."""
+    defaults = r.runtime.get("resources", {}).get(r.framework, {})
+    out = {role: dict(defaults.get(role, {})) for role in ("worker", "frontend")}
+    for key, (role, resource) in QUANTITIES.items():
+        if key in req:
+            out[role][resource] = req[key]
+    return out
 
 
 def _image(r: Resolved) -> str:
@@ -434,12 +482,14 @@ def _workers(r: Resolved) -> list[dict]:
             "command": command,
             "args": args,
             "env": env,
+            "ports": engine_args.worker_ports(r, role),
+            "probes": engine_args.worker_probes(r),
         })
     return result
 
 
 def _compute_domain(r: Resolved, name: str) -> dict | None:
-    if r.mode not in r.sku.get("compute_domain_modes", []):
+    if not engine_args.claims_compute_domain(r):
         return None
     return {
         "name": f"{name}-cd",
@@ -447,6 +497,37 @@ def _compute_domain(r: Resolved, name: str) -> dict | None:
         "claim_name": "compute-domain-channel",
         "reason": f"{r.sku['display_name']} multi-GPU workers need a DRA ComputeDomain for mode {r.mode} (000).",
     }
+
+
+def _placement(r: Resolved) -> dict | None:
+    """Where the workers must land together: prefill and decode of rdma_provider=mnnvl in one NVLink clique (KV
+    moves over cuda_ipc across trays only inside it; split, they serve empty answers and report Ready)."""
+    if r.mode != "disagg" or r.rdma.get("provider") != "mnnvl" or not r.sku.get("clique_label"):
+        return None
+    return {"topology_key": r.sku["clique_label"],
+            "roles": [w["role"] for w in r.target["workers"]]}
+
+
+def _deployment_warnings(r: Resolved, placement: dict | None) -> list[str]:
+    """What a platform engineer must know about the pods before deploying (the plan prints it)."""
+    out = []
+    rdma = r.rdma
+    if r.mode == "disagg" and rdma.get("pod_security") == "privileged":
+        out.append(f"disaggregated workers add capabilities {', '.join(rdma['capabilities'])} (NIXL pins the KV cache "
+                   "it transfers), which Pod Security's baseline level refuses: their namespace must allow the "
+                   "privileged level (pod-security.kubernetes.io/enforce), as every upstream SGLang disaggregated "
+                   "recipe needs.")
+    if placement:
+        out.append(f"rdma_provider=mnnvl: prefill and decode must share one NVLink clique, so the workers carry a "
+                   f"required pod affinity on the node label {placement['topology_key']} (set by GPU feature "
+                   "discovery on NVL72 trays; without it they stay Pending). Split across cliques they would "
+                   "report Ready and answer HTTP 200 with empty content (upstream deepseek-v4.1-flash "
+                   "deploy-generic.yaml:22-27).")
+    if r.runtime.get("generic_images") and not getattr(r, "image", None):
+        out.append(f"the default image {runtime_image(r)['image']} is Dynamo's generic runtime release: every "
+                   "upstream large-MoE recipe ships a model-specific build, and the Muse page's image is not "
+                   "public, so it may not load this checkpoint; name the model's image with -e engine_image=...")
+    return out
 
 
 def _expected(r: Resolved) -> dict | None:
@@ -486,6 +567,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     if checks.errors:
         raise PlanRefused(checks.errors)
     warnings += engine_args.engine_warnings(r)
+    placement = _placement(r)
+    warnings += _deployment_warnings(r, placement)
     name = r.target["name"]
     workers = _workers(r)
     gpus_total = sum(w["gpus"] * w["replicas"] for w in workers)
@@ -497,7 +580,9 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     if r.runtime_key == "dynamo":
         command, args, env = engine_args.dynamo_frontend(r)
         frontend = {"component": "Frontend", "image": _image(r), "command": command, "args": args, "env": env,
-                    "router": "kv" if r.mode == "kv-router" else "round-robin"}
+                    "router": "kv" if r.mode == "kv-router" else "round-robin",
+                    "migration_limit": r.migration_limit,  # type: ignore[attr-defined]
+                    "resources": r.resources["frontend"]}  # type: ignore[attr-defined]
     downloads = [r.checkpoint["hf_id"]] + ([r.draft["hf_id"]] if r.draft else [])
     revisions = {m["hf_id"]: m["revision"] for m in (r.checkpoint, r.draft) if m and m.get("revision")}
     unpinned = [repo for repo in downloads if repo not in revisions]
@@ -545,6 +630,9 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "gpus_total": gpus_total,
         "compute_domain": _compute_domain(r, name),
         "rdma": r.rdma,
+        # what every worker pod requests beside its GPUs (requests only, no limit)
+        "worker_resources": r.resources["worker"],  # type: ignore[attr-defined]
+        "placement": placement,
         # the model cache claim: the recipe's, or an existing one adopted as it is (cache_claim)
         "model_cache": {"pvc": getattr(r, "cache_claim", None) or "shared-model-cache",
                         # an existing claim the user adopted as it is: never resized, relabelled or purged

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.inferops.dynamo.plugins.module_utils.render import planner
+
 MODEL_MOUNT = "/model"          # every worker mounts shared-model-cache here
 SGLANG_PAGE_SIZE = 64           # the router's --kv-cache-block-size must equal it
 SGLANG_KV_EVENTS_PORT = 5557
@@ -83,10 +85,17 @@ def _vllm_load_args() -> list[str]:
             "--safetensors-prefetch-num-threads", str(VLLM_PREFETCH_THREADS)]
 
 
-def _mnnvl_env(r) -> list[tuple[str, str]]:
-    if r.sku["vendor"] == "nvidia" and "NVL72" in r.sku.get("scale_up_domain", ""):
-        return [("NCCL_MNNVL_ENABLE", "1"), ("NCCL_CUMEM_ENABLE", "1")]
-    return []
+def claims_compute_domain(r) -> bool:
+    """Whether the workers claim a DRA ComputeDomain (an IMEX channel): the modes the SKU's page asks one for,
+    unless the target says it needs none (catalog targets.yml, ``compute_domain``)."""
+    return r.mode in r.sku.get("compute_domain_modes", []) and r.target.get("compute_domain", True)
+
+
+def _compute_domain_env(r) -> list[tuple[str, str]]:
+    """NCCL over the NVLink fabric, only where an IMEX channel is claimed (catalog: runtimes.dynamo)."""
+    if not claims_compute_domain(r):
+        return []
+    return list(r.runtime.get("compute_domain_env", {}).items())
 
 
 def _rdma_env(r, role: str) -> list[tuple[str, str]]:
@@ -127,6 +136,12 @@ def sglang_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
     if r.max_num_seqs:
         args += ["--max-running-requests", str(r.max_num_seqs)]
     args += _sglang_load_args()
+    settings = r.runtime.get("sglang", {})
+    if settings.get("enable_metrics"):
+        # SGLang exports its sglang:* series (KV usage, prefix-cache hit rate) only with it
+        args.append("--enable-metrics")
+    if settings.get("watchdog_timeout_s"):
+        args += ["--watchdog-timeout", str(settings["watchdog_timeout_s"])]
     if r.mode == "kv-router":
         # The KV router only sees prefixes the workers publish.
         args += ["--kv-events-config", _json({
@@ -145,7 +160,10 @@ def sglang_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
         env.append(("SGLANG_DISAGGREGATION_NIXL_BACKEND", r.rdma["nixl_backend"]))
         if r.frontend_decoding:
             env.append(("DYN_SGL_FRONTEND_DECODING", "true"))
-    env += _cache_env() + _compile_cache_env("sglang") + _mnnvl_env(r) + _rdma_env(r, role)
+    env += _cache_env() + _compile_cache_env("sglang") + _compute_domain_env(r)
+    if r.mode == "disagg":
+        env += list(settings.get("disagg_env", {}).items())
+    env += _rdma_env(r, role)
     return ["python3", "-m", "dynamo.sglang"], args, env_list(env)
 
 
@@ -172,23 +190,38 @@ def dynamo_vllm_worker(r, role: str) -> tuple[list[str], list[str], list[dict]]:
     if r.mode == "disagg":
         args += ["--disaggregation-mode", role,
                  "--kv-transfer-config", _json({"kv_connector": "NixlConnector", "kv_role": "kv_both"})]
+    settings = r.runtime.get("vllm", {})
     env = [
         *_cache_env(),
-        ("VLLM_USE_V2_MODEL_RUNNER", "1"),
+        *settings.get("env", {}).items(),
         # Dynamo's own frontend serves HTTP; vLLM's Rust frontend is not used under Dynamo.
         ("VLLM_USE_RUST_FRONTEND", "0"),
         ("VLLM_ENGINE_READY_TIMEOUT_S", ENGINE_READY_TIMEOUT_S),
         *_compile_cache_env("vllm"),
     ]
-    env += _mnnvl_env(r) + _rdma_env(r, role)
+    if settings.get("health_check_request_timeout_s"):
+        # the runtime's health canary waits this long for its one-token request (Dynamo's default: 3 s)
+        env.append(("DYN_HEALTH_CHECK_REQUEST_TIMEOUT", str(settings["health_check_request_timeout_s"])))
+    env += _compute_domain_env(r) + _rdma_env(r, role)
     return ["python3", "-m", "dynamo.vllm"], args, env_list(env)
+
+
+def router_min_initial_workers(r) -> int:
+    """Workers the KV router waits for before it routes: every KV-routed replica, or the fewest the planner may
+    keep (a frontend restarted after a scale-down must not wait for workers that will never come)."""
+    if getattr(r, "autoscaling", "off") == "on":
+        return min(r.kv_replicas, planner.replica_bounds(r)[0])
+    return r.kv_replicas
 
 
 def dynamo_frontend(r) -> tuple[list[str], list[str], list[dict]]:
     args = ["--http-port", str(r.runtime["frontend_port"])]
     if r.mode == "kv-router":
         args += ["--router-mode", "kv", "--router-kv-events",
-                 "--kv-cache-block-size", str(SGLANG_PAGE_SIZE if r.framework == "sglang" else 16)]
+                 "--kv-cache-block-size", str(SGLANG_PAGE_SIZE if r.framework == "sglang" else 16),
+                 "--router-min-initial-workers", str(router_min_initial_workers(r))]
+    if r.migration_limit:
+        args += ["--migration-limit", str(r.migration_limit)]
     return ["python3", "-m", "dynamo.frontend"], args, env_list([("PYTHONUNBUFFERED", "1")])
 
 
@@ -242,6 +275,31 @@ def standalone_vllm(r) -> tuple[list[str], list[str], list[dict]]:
     if spec:
         args += ["--speculative-config", spec]
     return ["vllm", "serve", model_repo], args, env_list(env)
+
+
+def worker_ports(r, role: str) -> dict[str, int]:
+    """The ports a Dynamo worker listens on, by name: the operator's own (system, nixl: an explicit list replaces
+    them) and the engine's (KV events for the router, the prefill's NIXL bootstrap server)."""
+    if r.runtime_key != "dynamo":
+        return {}
+    ports = dict(r.runtime.get("worker_ports", {}))
+    if r.mode == "kv-router":
+        ports["kv-events"] = SGLANG_KV_EVENTS_PORT if r.framework == "sglang" else VLLM_KV_EVENTS_PORT
+    if r.mode == "disagg" and r.framework == "sglang" and role == "prefill":
+        ports["bootstrap"] = NIXL_BOOTSTRAP_PORT
+    return ports
+
+
+def worker_probes(r) -> dict:
+    """What the worker's probes change from the operator's: the startup probe's timeout and, on vLLM under Dynamo,
+    a liveness probe that tolerates a worker busy with long requests (catalog runtimes.dynamo)."""
+    probes = {}
+    if r.runtime.get("startup_probe_timeout_s"):
+        probes["startup_timeout_s"] = int(r.runtime["startup_probe_timeout_s"])
+    liveness = r.runtime.get(r.framework, {}).get("liveness") if r.runtime_key == "dynamo" else None
+    if liveness:
+        probes["liveness"] = dict(liveness)
+    return probes
 
 
 def engine_warnings(r) -> list[str]:

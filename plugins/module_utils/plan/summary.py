@@ -9,6 +9,10 @@ def _env_line(env: list[dict]) -> str:
     return " ".join(f"{e['name']}={e['value']}" for e in env)
 
 
+def _quantities(resources: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in resources.items())
+
+
 def plan_report(plan: dict) -> list[str]:
     t = plan["target"]
     cap = plan["capacity"]
@@ -40,9 +44,17 @@ def plan_report(plan: dict) -> list[str]:
     else:
         lines.append("Network    no NetworkPolicy (network_policy=false): the endpoint and the workers' ports are open "
                      "to every pod of the cluster")
+    if plan.get("placement"):
+        lines.append(f"Placement  workers in one NVLink clique (required pod affinity on {plan['placement']['topology_key']})")
     if plan.get("frontend"):
         f = plan["frontend"]
-        lines.append(f"Frontend   {shlex.join(f['command'] + f['args'])}  (router {f['router']})")
+        migration = (f"migration limit {f['migration_limit']}" if f.get("migration_limit")
+                     else "no request migration")
+        lines.append(f"Frontend   {shlex.join(f['command'] + f['args'])}  (router {f['router']}; {migration}"
+                     + (f"; requests {_quantities(f['resources'])}" if f.get("resources") else "") + ")")
+    if plan.get("worker_resources"):
+        lines.append(f"Resources  each worker requests {_quantities(plan['worker_resources'])} beside its GPUs "
+                     "(no CPU or memory limit)")
     for w in plan["workers"]:
         lines.append(f"Worker     {w['component']} ({w['role']}) x{w['replicas']}: {w['gpus']} GPUs, TP{w['tp']}"
                      + (f"/EP{w['ep']}" if w["ep"] > 1 else ""))

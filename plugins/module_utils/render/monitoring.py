@@ -110,6 +110,12 @@ def objectives(plan: dict, slo: dict | None = None, tolerance: float = 0.10, att
 
 # A worker's KV-cache usage (0-1), as each engine exports it: SGLang's share of its token pool, vLLM's cache usage.
 ENGINE_KV_USAGE = {"sglang": "sglang:token_usage", "vllm": "vllm:kv_cache_usage_perc"}
+# The worker flags without which an engine exports none of its own series under Dynamo: ai-dynamo 1.5.1 registers
+# SGLang's sglang:* collectors only when the engine runs with --enable-metrics (dynamo/sglang/publisher.py,
+# setup_sgl_metrics); vLLM's vllm:* are exported unless --disable-log-stats (dynamo/vllm/main.py). The plan passes
+# them (catalog runtimes.dynamo.sglang.enable_metrics); a test holds every rendered worker to them.
+ENGINE_METRICS_FLAGS = {"sglang": ("--enable-metrics",), "vllm": ()}
+ENGINE_METRICS_OFF_FLAGS = {"sglang": (), "vllm": ("--disable-log-stats",)}
 
 
 def _is_dynamo(plan: dict) -> bool:
@@ -124,6 +130,9 @@ def metric_names(plan: dict) -> dict:
             "itl": "dynamo_frontend_inter_token_latency_seconds", "itl_buckets": DYNAMO_ITL_BUCKETS,
             "requests": 'dynamo_frontend_requests_total', "errors": 'dynamo_frontend_requests_total{status="error"}',
             "queue": "dynamo_frontend_queued_requests", "inflight": "dynamo_frontend_inflight_requests",
+            # each request migration (a worker lost mid-request) by its outcome: success (resumed on another
+            # worker) or failure (nothing to move it to, or the migration limit reached)
+            "migrations": "dynamo_frontend_model_migration_duration_seconds_count",
             # the frontend reports no KV usage: each worker's engine does, under its own name (scraped by the
             # operator's dynamo-worker PodMonitor)
             "kv_usage": ENGINE_KV_USAGE[(plan.get("target") or {}).get("framework", "sglang")],

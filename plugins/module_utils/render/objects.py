@@ -172,27 +172,46 @@ def _expected_annotations(plan: dict) -> dict:
     return {ann: str(expected[key]) for key, ann in naming.EXPECTED_ANNOTATIONS.items() if key in expected}
 
 
+def _requests(devices: dict, others: dict | None) -> dict:
+    """Container resources: the devices requested and limited alike, CPU, memory and ephemeral storage requested
+    only (a memory limit would turn a pinned-allocation spike into an OOM kill, as upstream warns)."""
+    out = {"requests": {**(others or {}), **devices}}
+    if devices:
+        out["limits"] = dict(devices)
+    return out
+
+
 def _worker_container(plan: dict, worker: dict, health_port: int, health_path: str) -> dict:
     limits = {plan["sku"]["gpu_resource"]: str(worker["gpus"])}
     if plan["target"]["mode"] == "disagg":
         limits.update(plan["rdma"]["resources"])
+    startup = {
+        "httpGet": {"path": health_path, "port": health_port},
+        "periodSeconds": STARTUP_PERIOD_S,
+        "failureThreshold": startup_failure_threshold(plan),
+    }
+    probes = worker.get("probes") or {}
+    if probes.get("startup_timeout_s"):
+        startup["timeoutSeconds"] = probes["startup_timeout_s"]
     container: dict = {
         "name": "main",
         "image": worker["image"],
         "command": list(worker["command"]),
         "args": list(worker["args"]),
         "env": copy.deepcopy(worker["env"]),
-        "resources": {"limits": dict(limits), "requests": dict(limits)},
-        "startupProbe": {
-            "httpGet": {"path": health_path, "port": health_port},
-            "periodSeconds": STARTUP_PERIOD_S,
-            "failureThreshold": startup_failure_threshold(plan),
-        },
+        "resources": _requests(limits, plan.get("worker_resources")),
+        "startupProbe": startup,
         # the weights read-only (every target of the model loads them); the compile caches, which the workers
         # write, in their own folder of the same claim
         "volumeMounts": [{"name": MODEL_VOLUME, "mountPath": plan["model_cache"]["mount_path"], "readOnly": True},
                          {"name": MODEL_VOLUME, "mountPath": COMPILE_CACHE, "subPath": COMPILE_CACHE_FOLDER}],
     }
+    if probes.get("liveness"):
+        # replaces the operator's default liveness as a whole (it merges no probe field by field)
+        container["livenessProbe"] = {"httpGet": {"path": "/live", "port": health_port}, **probes["liveness"]}
+    if worker.get("ports"):
+        # an explicit list replaces the operator's defaults as a whole: it names them too
+        container["ports"] = [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in worker["ports"].items()]
     capabilities = plan["rdma"]["capabilities"] if plan["target"]["mode"] == "disagg" else []
     container["securityContext"] = pod_security.worker_container(capabilities)
     if plan.get("compute_domain"):
@@ -210,6 +229,21 @@ def startup_failure_threshold(plan: dict) -> int:
 
 def _node_selector(plan: dict) -> dict:
     return {plan["sku"]["node_label_key"]: plan["sku"]["node_label_value"]}
+
+
+def _placement_affinity(plan: dict) -> dict:
+    """Every worker of the graph in the NVLink clique of the first one (plan ``placement``): the upstream placement
+    component's pod affinity (templates/kustomize/components/placement/disagg/patch-dgd.yaml:26-63). The selector
+    names the worker roles only: the frontend, scheduled anywhere, must not pin the clique."""
+    placement = plan["placement"]
+    return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {
+            "matchLabels": {naming.DGD_LABEL: plan["name"]},
+            "matchExpressions": [{"key": naming.COMPONENT_TYPE_LABEL, "operator": "In",
+                                  "values": list(placement["roles"])}],
+        },
+        "topologyKey": placement["topology_key"],
+    }]}}
 
 
 # The Dynamo operator's update strategy annotation: Recreate stops the old workers before starting new ones
@@ -230,6 +264,7 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
             "args": list(frontend["args"]),
             "env": copy.deepcopy(frontend["env"]),
             "securityContext": pod_security.restricted_container(),
+            **({"resources": _requests({}, frontend["resources"])} if frontend.get("resources") else {}),
         }]}},
     }]
     for worker in plan["workers"]:
@@ -244,6 +279,8 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
         if plan.get("compute_domain"):
             pod_spec["resourceClaims"] = [{"name": plan["compute_domain"]["claim_name"],
                                            "resourceClaimTemplateName": plan["compute_domain"]["claim_template"]}]
+        if plan.get("placement"):
+            pod_spec["affinity"] = _placement_affinity(plan)
         component = {
             "name": worker["component"],
             "type": worker["role"],

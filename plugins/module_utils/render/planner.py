@@ -41,7 +41,8 @@ def requested(r) -> bool:
     return getattr(r, "autoscaling", "off") in ("on", "advisory")
 
 
-def _bounds(r) -> tuple[int, int]:
+def replica_bounds(r) -> tuple[int, int]:
+    """(fewest, most) replicas of each worker component under autoscaling."""
     base = max(int(w["replicas"]) for w in r.target["workers"])
     low = getattr(r, "autoscaling_min_replicas", None) or 1
     high = getattr(r, "autoscaling_max_replicas", None) or max(base, low) * 2
@@ -65,7 +66,7 @@ def autoscaling_runtime(r) -> list[str]:
 def autoscaling_replica_bounds(r) -> list[str]:
     if not requested(r):
         return []
-    low, high = _bounds(r)
+    low, high = replica_bounds(r)
     if high < low:
         raise PlanError(f"autoscaling_max_replicas={high} is below autoscaling_min_replicas={low}.",
                         "autoscaling-bounds", [f"autoscaling_max_replicas>={low}"],
@@ -78,7 +79,7 @@ def autoscaling_gpu_budget(r) -> list[str]:
     budget = getattr(r, "autoscaling_gpu_budget", None)
     if not requested(r) or budget is None or r.runtime_key != "dynamo":
         return []
-    low, high = _bounds(r)
+    low, high = replica_bounds(r)
     per = _gpus_per_replica(r)
     floor, ceiling = low * sum(per.values()), high * sum(per.values())
     if budget < floor:
@@ -142,7 +143,7 @@ def autoscaling_plan(r, workers: list[dict]) -> dict | None:
     """The plan's ``autoscaling`` section, or None when it is off."""
     if not requested(r):
         return None
-    low, high = _bounds(r)
+    low, high = replica_bounds(r)
     per = {w["component"]: w["gpus"] for w in workers}
     engine = "planner" if r.runtime_key == "dynamo" else "keda"
     ttft_ms, itl_ms = _objectives_ms(r)

@@ -59,6 +59,11 @@ def test_the_check_has_teeth():
     assert parser_check.check_env(sglang, [{"name": "SGLANG_UNBALANCED_MODEL_LOADING_TIMEOUT_S", "value": "3600"}])
     assert parser_check.check_args(sglang, ["python3", "-m", "dynamo.sglang"], [
         "--kv-events-config", '{"publisher":"zmq","enable_kv_cache_events":true}'])
+    # a name the runtime reads through its DYN_HEALTH_CHECK_ prefix passes; another under that prefix does not,
+    # nor one whose prefix the data set does not record (vLLM's own package has no compiled Dynamo runtime)
+    assert parser_check.check_env(sglang, [{"name": "DYN_HEALTH_CHECK_REQUEST_TIMEOUT", "value": "300"}]) == []
+    assert parser_check.check_env(sglang, [{"name": "DYN_HEALTH_CHECK_REQUEST_TIMEOUTS", "value": "300"}])
+    assert parser_check.check_env(vllm, [{"name": "DYN_HEALTH_CHECK_REQUEST_TIMEOUT", "value": "300"}])
 
 
 @pytest.mark.parametrize("variant", accepted_variants(), ids=lambda v: v[0])

@@ -73,7 +73,7 @@ def test_dgd_follows_the_recipe_names_and_mounts():
     assert main["name"] == "main"
     assert main["volumeMounts"][0]["mountPath"] == "/model"
     assert worker["volumes"][0]["persistentVolumeClaim"]["claimName"] == "shared-model-cache"
-    assert main["resources"]["limits"]["rdma/ib"] == "1"
+    assert main["resources"]["limits"]["rdma/ib"] == "4"      # one per GPU (catalog rdma_ib_devices_per_gpu)
     assert "IPC_LOCK" in main["securityContext"]["capabilities"]["add"]
     assert worker["resourceClaims"][0]["resourceClaimTemplateName"] == "muse-spark-sglang-disagg-gb200-cd-channel"
 
