@@ -47,7 +47,7 @@ INTEGERS = ("concurrency", "context_length", "max_num_seqs", "request_count", "t
             "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget", "autoscaling_interval",
             "rdma_devices_per_worker")
 # whole numbers where 0 means "off"
-COUNTS = ("migration_limit",)
+COUNTS = ("migration_limit", "worker_run_as_user")
 # Kubernetes resource quantities the pods request beside their GPUs (catalog runtimes.dynamo.resources)
 QUANTITIES = {"worker_cpu": ("worker", "cpu"), "worker_memory": ("worker", "memory"),
               "worker_ephemeral_storage": ("worker", "ephemeral-storage"),
@@ -424,6 +424,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
     frontend_settings = resolved.runtime.get("frontend", {})
     resolved.migration_limit = req.get("migration_limit", frontend_settings.get("migration_limit", 0))  # type: ignore[attr-defined]
     resolved.resources = _pod_resources(resolved, req)  # type: ignore[attr-defined]
+    resolved.worker_run_as_user = req.get("worker_run_as_user", resolved.runtime.get("worker_run_as_user"))  # type: ignore[attr-defined]
     resolved.image = req.get("image")  # type: ignore[attr-defined]
     resolved.cache_claim = req.get("cache_claim")  # type: ignore[attr-defined]
     resolved.load_seconds = req.get("load_seconds")  # type: ignore[attr-defined]
@@ -632,6 +633,8 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "rdma": r.rdma,
         # what every worker pod requests beside its GPUs (requests only, no limit)
         "worker_resources": r.resources["worker"],  # type: ignore[attr-defined]
+        # the engine workers' user (None: the image's own); 0 is root, as upstream
+        "worker_run_as_user": getattr(r, "worker_run_as_user", None),
         "placement": placement,
         # the model cache claim: the recipe's, or an existing one adopted as it is (cache_claim)
         "model_cache": {"pvc": getattr(r, "cache_claim", None) or "shared-model-cache",

@@ -213,7 +213,7 @@ def _worker_container(plan: dict, worker: dict, health_port: int, health_path: s
         # an explicit list replaces the operator's defaults as a whole: it names them too
         container["ports"] = [{"name": n, "containerPort": p, "protocol": "TCP"} for n, p in worker["ports"].items()]
     capabilities = plan["rdma"]["capabilities"] if plan["target"]["mode"] == "disagg" else []
-    container["securityContext"] = pod_security.worker_container(capabilities)
+    container["securityContext"] = pod_security.worker_container(capabilities, plan.get("worker_run_as_user"))
     if plan.get("compute_domain"):
         container["resources"]["claims"] = [{"name": plan["compute_domain"]["claim_name"]}]
     return container
@@ -402,6 +402,9 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
     extra = '"$@"'
     script = "\n".join([
         "set -u",
+        # a connection per in-flight request and AIPerf's workers: the soft open-file limit up to the hard one
+        # (upstream raises it with ulimit -n too)
+        'ulimit -n "$(ulimit -Hn)" 2>/dev/null || true',
         'STARTED="$(date -u +%Y-%m-%dT%H:%M:%SZ)"',
         'RUN_DIR="$ROOT_ARTIFACT_DIR/$RUN_ID"',
         'mkdir -p "$RUN_DIR"',
@@ -417,7 +420,8 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
         f'aiperf profile {common} --input-file "$RUN_DIR/trace.jsonl" --custom-dataset-type {trace["custom_dataset_type"]} '
         '--request-count "$REQUEST_COUNT" --prompt-input-tokens-block-size 512 --use-server-token-count '
         '--extra-inputs ignore_eos:true --concurrency "$CONCURRENCY" --workers-max "$WORKERS_MAX" --random-seed 42 '
-        '--request-timeout-seconds 1200 --artifact-dir "$RUN_DIR/profile" ${GOODPUT:+--goodput "$GOODPUT"} '
+        '--request-timeout-seconds 1200 --export-http-trace --artifact-dir "$RUN_DIR/profile" '
+        '${GOODPUT:+--goodput "$GOODPUT"} '
         f'{extra}',
         "rc=$?",
         'echo "aiperf exit code: $rc"',
@@ -468,6 +472,11 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
                     "securityContext": pod_security.restricted_pod(),
+                    # beside the frontend, as every upstream perf Job, so that TTFT compares with the published
+                    # table; preferred, not required as upstream: a full frontend node delays, never blocks, a run
+                    "affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                        "weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": _frontend_labels(plan)},
+                                                           "topologyKey": "kubernetes.io/hostname"}}]}},
                     "containers": [{
                         "name": "aiperf",
                         "securityContext": pod_security.restricted_container(),
@@ -483,6 +492,13 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
             },
         },
     }
+
+
+def _frontend_labels(plan: dict) -> dict:
+    """The labels of the target's frontend pods: the operator's for a graph, the standalone server's own."""
+    if plan["kind"] == "DynamoGraphDeployment":
+        return {naming.DGD_LABEL: plan["name"], naming.COMPONENT_TYPE_LABEL: "frontend"}
+    return {"app.kubernetes.io/name": plan["name"]}
 
 
 def serving_objects(plan: dict, ns: str) -> list[dict]:

@@ -28,17 +28,24 @@ def restricted_container() -> dict:
             "seccompProfile": dict(_SECCOMP)}
 
 
-def worker_container(capabilities: list[str]) -> dict:
-    """A root engine worker: nothing it does not need, plus the capabilities its RDMA fabric asks for."""
+def worker_container(capabilities: list[str], run_as_user: int | None = 0) -> dict:
+    """An engine worker (root unless the plan says otherwise): nothing it does not need, plus the capabilities its
+    RDMA fabric asks for."""
     context: dict = {"allowPrivilegeEscalation": False, "seccompProfile": dict(_SECCOMP)}
+    if run_as_user is not None:
+        context.update(runAsUser=int(run_as_user), runAsGroup=int(run_as_user))
+        if int(run_as_user):
+            context["runAsNonRoot"] = True
     if capabilities:
         context["capabilities"] = {"add": list(capabilities)}
     return context
 
 
-def worker_level(capabilities: list[str]) -> str:
+def worker_level(capabilities: list[str], run_as_user: int | None = 0) -> str:
     extra = sorted(set(capabilities) - BASELINE_CAPABILITIES)
-    return f"privileged (adds {', '.join(extra)})" if extra else "baseline (runs as root)"
+    if extra:
+        return f"privileged (adds {', '.join(extra)})"
+    return "baseline (runs as root)" if run_as_user == 0 else f"baseline (runs as uid {run_as_user})"
 
 
 def levels(plan: dict) -> dict:
@@ -46,7 +53,8 @@ def levels(plan: dict) -> dict:
     capabilities = plan["rdma"]["capabilities"] if plan["target"]["mode"] == "disagg" else []
     if plan["kind"] != "DynamoGraphDeployment":
         return {"server": "restricted", "jobs": "restricted"}
-    out = {"frontend": "restricted", "workers": worker_level(capabilities), "jobs": "restricted"}
+    out = {"frontend": "restricted", "workers": worker_level(capabilities, plan.get("worker_run_as_user")),
+           "jobs": "restricted"}
     if (plan.get("autoscaling") or {}).get("engine") == "planner":
         out["planner"] = "restricted"
     return out
