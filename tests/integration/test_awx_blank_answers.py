@@ -47,8 +47,10 @@ def test_deploy_benchmark_teardown_take_blank_answers(deploy_env, tmp_path):
         deploy = env.run("deploy.yml", *TARGET, "-e", vars_file(tmp_path, "deploy", blank_answers("deploy", None)),
                          extra_env=hf)
         assert deploy.rc == 0, deploy.output[-3000:]
+        # a blank namespace question keeps the inventory's namespace (it once overrode it with the default, dynamo)
         assert get(env.dyn, "nvidia.com/v1beta1", "DynamoGraphDeployment", "muse-spark-sglang-aggregate-gb300",
-                   "dynamo"), "a blank k8s_namespace deploys to the default namespace"
+                   env.namespace), "a blank k8s_namespace deploys to the inventory's namespace"
+        assert not namespace_exists(env.dyn, "dynamo")
 
         # benchmark_concurrency is a text question (one value or a sweep list); a blank is the target's.
         bench_blanks = {**blank_answers("benchmark", None), "benchmark_concurrency": ""}
@@ -61,8 +63,9 @@ def test_deploy_benchmark_teardown_take_blank_answers(deploy_env, tmp_path):
             **blank_answers("teardown", None), "purge_model_cache": "false"}))
         assert teardown.rc == 0, teardown.output[-3000:]
         assert not get(env.dyn, "nvidia.com/v1beta1", "DynamoGraphDeployment", "muse-spark-sglang-aggregate-gb300",
-                       "dynamo")
-        assert namespace_exists(env.dyn, "dynamo"), "the model cache survives a teardown without purge"
+                       env.namespace)
+        assert get(env.dyn, "v1", "PersistentVolumeClaim", "shared-model-cache", env.namespace), \
+            "the model cache survives a teardown without purge"
     finally:
         delete_namespace(env.dyn, "dynamo")
 

@@ -420,8 +420,7 @@ def aiperf_job(plan: dict, ns: str, *, run_id: str, concurrency: int, request_co
         f'aiperf profile {common} --input-file "$RUN_DIR/trace.jsonl" --custom-dataset-type {trace["custom_dataset_type"]} '
         '--request-count "$REQUEST_COUNT" --prompt-input-tokens-block-size 512 --use-server-token-count '
         '--extra-inputs ignore_eos:true --concurrency "$CONCURRENCY" --workers-max "$WORKERS_MAX" --random-seed 42 '
-        '--request-timeout-seconds 1200 --export-http-trace --artifact-dir "$RUN_DIR/profile" '
-        '${GOODPUT:+--goodput "$GOODPUT"} '
+        '--request-timeout-seconds 1200 --artifact-dir "$RUN_DIR/profile" ${GOODPUT:+--goodput "$GOODPUT"} '
         f'{extra}',
         "rc=$?",
         'echo "aiperf exit code: $rc"',
