@@ -119,7 +119,8 @@ def test_a_failed_first_install_with_deploy_atomic_leaves_nothing_that_holds_gpu
     text = flat(run)
     assert "First install of vllm-agg-mi355x on rehearsal (namespace tenant-c) failed at the wait for the rollout." in text
     assert "cannot be pulled" in text
-    assert (f"deploy_atomic=true: removed Deployment/{MI355X}, Service/{MI355X}-frontend, PodMonitor/{MI355X}-server, "
+    assert (f"deploy_atomic=true: removed NetworkPolicy/{MI355X}-server, Deployment/{MI355X}, Service/{MI355X}-frontend, "
+            f"PodMonitor/{MI355X}-server, "
             f"PrometheusRule/{MI355X}-objectives, ConfigMap/{MI355X}-dashboard, so nothing of this target "
             "holds GPUs; the model cache and the token Secret stay.") in text
     assert get(tenant.dyn, "apps/v1", "Deployment", MI355X, "tenant-c") is None
