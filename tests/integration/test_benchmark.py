@@ -67,8 +67,11 @@ def sweep(bench_env):
     run = env.run("benchmark.yml", *TARGET, *FAST, "-e", "benchmark_request_count=32",
                   "-e", json.dumps({"benchmark_concurrency": [8, 16, 32], "benchmark_slo": SLO,
                                     "benchmark_gpu_hour_cost": PRICE}),
-                  # a wide tolerance: the published-figures gate has its own test below
-                  "-e", "benchmark_tolerance=0.5", timeout=1200)
+                  # the sweep's verdict is the objectives' (and its reports), not whether this 2-core machine
+                  # reproduces the published TTFT: its p50 over 32 requests sits where the first wave's queue
+                  # meets the steady requests (+50 % at 16 on an idle machine, 2026-12-07). The published-figures
+                  # gate has its own test below, on a run slowed by a fault.
+                  "-e", "benchmark_tolerance=2.0", timeout=1200)
     assert run.rc == 0, run.output[-4000:]
     points = by_concurrency(sorted(set(run_dirs(results)) - before))
     sweeps = sorted((results / "rehearsal" / "sglang-agg-gb300").glob("sweep-*"))
