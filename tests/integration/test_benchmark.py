@@ -138,7 +138,7 @@ def test_search_finds_the_operating_point_in_a_bounded_number_of_runs(bench_env)
                   "-e", json.dumps({"benchmark_concurrency": [8, 16, 32, 64], "benchmark_slo": SLO,
                                     "benchmark_search": True, "benchmark_search_max_runs": 3}),
                   # a cluster Prometheus that does not answer: named in each report, the runs are kept
-                  "-e", f"prometheus_url={DEAD_PROMETHEUS}", "-e", "benchmark_tolerance=0.5", timeout=1200)
+                  "-e", f"prometheus_url={DEAD_PROMETHEUS}", "-e", "benchmark_tolerance=2.0", timeout=1200)
     assert run.rc == 0, run.output[-4000:]
     probed = by_concurrency(sorted(set(run_dirs(results)) - before))
     for run_dir in probed.values():
