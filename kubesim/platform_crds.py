@@ -57,7 +57,7 @@ def with_planner_gpu_shape(crd: dict) -> dict:
     return crd
 
 
-def _dgd_for_the_planner(path: Path) -> Path:
+def for_the_planner(path: Path) -> Path:
     return _amended_dgd(str(path), path.stat().st_mtime_ns)
 
 
@@ -83,5 +83,5 @@ def crd_files(crd_dir: str | None, monitoring: bool = True) -> list[Path]:
     if crd_dir:
         by_name.update({p.name: p for p in sorted(Path(crd_dir).glob("*.y*ml"))})
     if DGD_CRD in by_name:
-        by_name[DGD_CRD] = _dgd_for_the_planner(by_name[DGD_CRD])
+        by_name[DGD_CRD] = for_the_planner(by_name[DGD_CRD])
     return [*by_name.values(), *(monitoring_crd_files() if monitoring else [])]

@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
             build.build(force=a.force)
             # promtool, the monitoring and KEDA CRDs come from the module proxy too; tests use them offline afterwards
             build.build_prometheus(force=a.force)
+            # the real Dynamo operator and the Helm that renders its platform chart into each cluster
+            build.build_operator(force=a.force)
+            build.build_helm(force=a.force)
             build.monitoring_crd("prometheusrules")
             build.keda_crd("scaledobjects")
         elif a.cmd == "bin-dir":

@@ -55,7 +55,8 @@ class Versions:
 
 
 def versions() -> Versions:
-    return Versions(**json.loads(VERSIONS_FILE.read_text()))
+    doc = json.loads(VERSIONS_FILE.read_text())
+    return Versions(kubernetes=doc["kubernetes"], etcd=doc["etcd"], kwok=doc["kwok"])
 
 
 def cache_root() -> Path:
@@ -306,3 +307,114 @@ def kwok_crd(kind_plural: str) -> Path:
     if not path.is_file():
         raise RuntimeError(f"kwok {v.kwok} ships no CRD {path.name}")
     return path
+
+
+# ---------------------------------------------------------------------------------------------------- Dynamo operator
+# The real Dynamo operator and the Helm that renders its platform chart. The operator's source and the two modules it
+# needs that the Go proxy does not serve (Grove's and Snapshot's APIs) come from DYNAMO_UPSTREAM_DIR (default: the
+# shared `upstream/` folder beside the checkout), or, where that folder is absent, from clones of the pinned revisions.
+OPERATOR_SOURCE = Path("dynamo/deploy/operator")
+PLATFORM_CHART = Path("dynamo/deploy/helm/charts/platform")
+UPSTREAM_MODULES = {"grove": ("github.com/ai-dynamo/grove/operator/api", Path("grove/operator/api")),
+                    "snapshot": ("github.com/ai-dynamo/snapshot/api", Path("snapshot/api"))}
+
+
+def upstream_pins() -> dict[str, dict[str, str]]:
+    return json.loads(VERSIONS_FILE.read_text())["dynamo_upstream"]
+
+
+def helm_version() -> str:
+    return json.loads(VERSIONS_FILE.read_text())["helm"]
+
+
+def upstream_dir() -> Path:
+    """Where the Dynamo sources are: DYNAMO_UPSTREAM_DIR, the shared folder beside the checkout, or clones of the
+    pinned revisions in the cache (made once, on a machine that reaches GitHub)."""
+    configured = os.environ.get("DYNAMO_UPSTREAM_DIR")
+    if configured:
+        return Path(configured)
+    shared = HERE.parents[2] / "shared" / "upstream"
+    if (shared / OPERATOR_SOURCE).is_dir():
+        return shared
+    return _cloned_upstream()
+
+
+def _cloned_upstream() -> Path:
+    root = cache_root() / "upstream"
+    for name, pin in upstream_pins().items():
+        dest = root / name
+        if not (dest / ".git").is_dir():
+            if shutil.which("git") is None:
+                raise RuntimeError("the Dynamo sources are neither in DYNAMO_UPSTREAM_DIR nor beside the checkout, "
+                                   "and git is not available to clone them")
+            subprocess.run(["git", "clone", "--quiet", "--filter=blob:none", "--no-checkout", pin["repository"],
+                            str(dest)], check=True)
+        subprocess.run(["git", "-C", str(dest), "checkout", "--quiet", pin["revision"]], check=True)
+    return root
+
+
+def operator_binary() -> Path:
+    revision = upstream_pins()["dynamo"]["revision"]
+    return cache_root() / f"dynamo-operator-{revision[:12]}" / "bin" / "dynamo-operator"
+
+
+def helm_binary() -> Path:
+    return cache_root() / f"helm-{helm_version()}" / "bin" / "helm"
+
+
+def platform_chart() -> Path:
+    """The Dynamo platform chart's operator component, as the platform chart installs it."""
+    return upstream_dir() / PLATFORM_CHART / "components" / "operator"
+
+
+def operator_crd_dir() -> Path:
+    """Every CRD the operator serves and watches (the chart's crd-apply step installs the same files)."""
+    return upstream_dir() / OPERATOR_SOURCE / "config" / "crd" / "bases"
+
+
+def grove_crd_dir() -> Path:
+    return upstream_dir() / UPSTREAM_MODULES["grove"][1] / "core" / "v1alpha1" / "crds"
+
+
+def build_operator(force: bool = False, out=sys.stdout) -> Path:
+    """Build the Dynamo operator's manager from its source (a copy: the source folder is never written), with the
+    Grove and Snapshot API modules pointed at their sources; a no-op once built."""
+    with building():
+        dest = operator_binary()
+        if dest.is_file() and not force:
+            print(f"Dynamo operator already built in {dest.parent}: nothing to do", file=out)
+            return dest
+        if shutil.which("go") is None:
+            raise RuntimeError("the Go toolchain is required to build the Dynamo operator (go not on PATH)")
+        src = upstream_dir()
+        t0 = time.monotonic()
+        print(f"building the Dynamo operator from {src / OPERATOR_SOURCE} ...", file=out, flush=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        work = dest.parent.parent / "src"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(src / OPERATOR_SOURCE, work, ignore=shutil.ignore_patterns("*_test.go", "test", "docs"))
+        replaces = [f"-replace={module}={(src / path).resolve()}" for module, path in UPSTREAM_MODULES.values()]
+        _go("mod", "edit", *replaces, cwd=work)
+        tmp = dest.with_suffix(".partial")
+        _go("build", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp), "./cmd", cwd=work,
+            env={"GOFLAGS": "-mod=mod"})
+        tmp.replace(dest)
+        shutil.rmtree(work, ignore_errors=True)
+        print(f"Dynamo operator: {time.monotonic() - t0:.0f} s, {dest.stat().st_size / 1e6:.0f} MB", file=out)
+        return dest
+
+
+def build_helm(force: bool = False, out=sys.stdout) -> Path:
+    """Helm, which renders the Dynamo platform chart as a platform team's `helm install` would; a no-op once built."""
+    with building():
+        dest = helm_binary()
+        if dest.is_file() and not force:
+            print(f"helm {helm_version()} already built in {dest.parent}: nothing to do", file=out)
+            return dest
+        t0 = time.monotonic()
+        print(f"helm <- helm.sh/helm/v4/cmd/helm@{helm_version()} ...", file=out, flush=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _go("install", "-trimpath", "-ldflags", "-s -w", f"helm.sh/helm/v4/cmd/helm@{helm_version()}", cwd=HERE,
+            env={"GOBIN": str(dest.parent)})
+        print(f"helm: {time.monotonic() - t0:.0f} s", file=out, flush=True)
+        return dest

@@ -29,7 +29,7 @@ from ..faults import REFUSED_ON_REAL
 from ..inventory import REPO_ROOT, load_catalog, make_nodes, parse_storage_classes
 from ..standins import prometheus
 from ..standins.operator_rules import compute_domain_slice
-from . import build, netns, pki
+from . import build, dynamo_platform, netns, pki
 
 log = logging.getLogger("kubesim.control_plane")
 
@@ -59,6 +59,8 @@ class RealConfig:
     trace_seconds: float = 0.0
     # a real Prometheus in the cluster (standins/prometheus.py), scraping every this many seconds; 0: none
     prometheus_interval: float = 0.0
+    # the Dynamo operator's Grove gate (the chart's global.grove.enabled): DGDs become Grove PodCliqueSets
+    grove: bool = False
     extra: dict = field(default_factory=dict)
 
 
@@ -198,7 +200,10 @@ class RealCluster:
             "--service-account-key-file", p.path("sa.pub"), "--service-account-signing-key-file", p.path("sa.key"),
             "--service-account-max-token-expiration", f"{TOKEN_SECONDS}s",
             "--authorization-mode", "Node,RBAC", "--allow-privileged=true", "--profiling=false",
-            "--event-ttl", "1h"])
+            "--event-ttl", "1h",
+            # Admission webhooks (the Dynamo operator's) are called at their Service's endpoint: there is no
+            # kube-proxy here to route a ClusterIP.
+            "--enable-aggregator-routing=true"])
         self.wait_ready()
         common = ["--kubeconfig", str(inner), "--authentication-kubeconfig", str(inner),
                   "--authorization-kubeconfig", str(inner), "--leader-elect=false", "--profiling=false"]
@@ -343,10 +348,21 @@ class RealCluster:
             if obj:
                 _apply(dyn, obj)
         self._wait_crds_established(dyn)
+        dynamo_platform.install(dyn, dynamo_platform.render(self._platform_options(), self.dir / "dynamo-platform"))
         self.team_token = self._token(TEAM_SERVICE_ACCOUNT, TEAM_NAMESPACE)
 
+    def _platform_options(self) -> dynamo_platform.PlatformOptions:
+        return dynamo_platform.PlatformOptions(grove=self.config.grove,
+                                               monitoring=bool(self.config.monitoring_crds and
+                                                               platform_crds.monitoring_crd_files()))
+
     def _crd_files(self) -> list[str]:
-        return [str(p) for p in platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)]
+        """The platform's CRDs; the Dynamo ones are the operator's own (those it reads and writes)."""
+        operator = {p.name: p for p in dynamo_platform.crd_files(self._platform_options())}
+        files = [p for p in platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)
+                 if p.name not in operator]
+        dgd = operator.pop(platform_crds.DGD_CRD)
+        return [str(p) for p in (*files, platform_crds.for_the_planner(dgd), *operator.values())]
 
     def _wait_crds_established(self, dyn, timeout: float = 60) -> None:
         api = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
@@ -359,18 +375,24 @@ class RealCluster:
             time.sleep(0.2)
         raise TimeoutError(f"{self.name}: CRDs not established after {timeout:.0f} s")
 
-    def _wait_platform_ready(self, timeout: float = 60) -> None:
-        """Return once the Dynamo operator Deployment is available, as on a cluster that is in use."""
+    def _wait_platform_ready(self, timeout: float = 180) -> None:
+        """Return once the Dynamo operator is available and its webhooks carry its CA, as on a cluster in use."""
         from kubernetes import client
 
         apps = client.AppsV1Api(self.client())
+        dyn = dynamic_client(self.client(), self.dir)
         deadline = time.time() + timeout
         while time.time() < deadline:
-            st = apps.read_namespaced_deployment("dynamo-operator", "dynamo-system").status
-            if (st.available_replicas or 0) >= 1:
+            st = apps.read_namespaced_deployment(dynamo_platform.OPERATOR_DEPLOYMENT, dynamo_platform.NAMESPACE).status
+            if (st.available_replicas or 0) >= 1 and dynamo_platform.webhooks_ready(dyn):
                 return
-            time.sleep(0.2)
-        raise TimeoutError(f"{self.name}: the Dynamo operator Deployment did not become available in {timeout:.0f} s")
+            time.sleep(0.5)
+        tail = ""
+        pods = self.dir / "logs" / "pods" / dynamo_platform.NAMESPACE
+        for log_file in sorted(pods.glob("*/manager.log")):
+            tail = log_file.read_text(errors="replace")[-3000:]
+        raise TimeoutError(f"{self.name}: the Dynamo operator did not become available with its webhooks in "
+                           f"{timeout:.0f} s:\n{tail}")
 
     def _token(self, service_account: str, namespace: str) -> str:
         from kubernetes import client
@@ -445,23 +467,25 @@ class StandIns:
 
     def start(self, api_client, ns: netns.Netns, config: RealConfig, prometheus_sd: dict | None = None,
               in_cluster=None) -> None:
+        from ..standins.dra_driver import ComputeDomainDriver
         from ..standins.kube import Kube
         from ..standins.kubelet import Kubelet
         from ..standins.model_servers import ModelServers
-        from ..standins.operator import DynamoOperator
         from ..standins.provisioner import Provisioner
         from ..standins.runner import PodRunner
         from ..standins.served_profiles import REHEARSAL_HF_HOME, rehearsal_profiles
 
         kube = self.kube = Kube(api_client, "kubesim-standins", cache_dir=self.state_dir)
+        programs = {dynamo_platform.OPERATOR_IMAGE: {dynamo_platform.OPERATOR_COMMAND: str(build.operator_binary())}}
         self.runner = PodRunner(kube, ns, self.state_dir / "pods", download_seconds=config.download_seconds,
-                                trace_seconds=config.trace_seconds, faults=self.faults)
+                                trace_seconds=config.trace_seconds, faults=self.faults, programs=programs,
+                                in_cluster=(in_cluster.host, in_cluster.port) if in_cluster else ("10.96.0.1", 443))
         profiles = rehearsal_profiles()
         self.model_servers = ModelServers(
             kube, ns, self.state_dir / "runtime", self.faults, profiles, model_path=profiles.model_path,
             hf_home=REHEARSAL_HF_HOME, in_cluster=in_cluster, speed_factor=config.speed_factor)
         self.reconcilers = [Provisioner(kube, self.state_dir / "volumes"),
-                            DynamoOperator(kube, worker_ready_ms=int(config.ready_seconds * 1000)),
+                            ComputeDomainDriver(kube),
                             Kubelet(kube, self.state_dir / "logs" / "pods", self.faults, self.runner,
                                     image_pull_seconds=config.image_pull_seconds, model_servers=self.model_servers),
                             self.model_servers]

@@ -175,9 +175,11 @@ class ModelServers:
         dgds = {d["metadata"]["uid"]: d for d in self.kube.list("nvidia.com/v1beta1", "DynamoGraphDeployment")
                 if not d["metadata"].get("deletionTimestamp")}
         by_component: dict[tuple[str, str], list[dict]] = {}
+        # a pod belongs to the graph its labels name (the operator's pods are owned through their Deployment)
+        graph_of = {(d["metadata"]["namespace"], d["metadata"]["name"]): uid for uid, d in dgds.items()}
         for p in pods:
             m = p["metadata"]
-            owner = next((r["uid"] for r in m.get("ownerReferences") or [] if r.get("uid") in dgds), None)
+            owner = graph_of.get((m["namespace"], (m.get("labels") or {}).get(op.DGD_LABEL)))
             if owner:
                 by_component.setdefault((owner, (m.get("labels") or {}).get(op.COMP_LABEL, "")), []).append(p)
             elif is_standalone_vllm(p.get("spec") or {}):

@@ -69,8 +69,8 @@ def container_env(pod: dict, c: dict, secret: Lookup, configmap: Lookup, pod_ip:
                 env[e["name"]] = pod["metadata"]["uid"]
             elif fp in ("status.podIP", "status.hostIP"):
                 env[e["name"]] = pod_ip
-            elif fp == "spec.nodeName":
-                env[e["name"]] = pod["spec"].get("nodeName", "")
+            elif fp in ("spec.nodeName", "spec.serviceAccountName"):
+                env[e["name"]] = pod["spec"].get(fp.split(".", 1)[1]) or ("default" if "Account" in fp else "")
     return env
 
 

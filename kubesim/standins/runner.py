@@ -22,6 +22,8 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,13 +53,27 @@ class Running:
     thread: threading.Thread | None = None
     exit_code: int | None = None
     reported: str = ""
+    restarts: int = 0
+    ready: bool = False
+
+
+# A long-running pod whose image is a program built here (the Dynamo operator): its container's command maps to the
+# local binary, its volumes are mounted where the container expects them (a program reads fixed paths: the
+# ServiceAccount's token and namespace, its webhook certificates), it is restarted when it exits, as the kubelet
+# restarts a container, and it is Ready once its readiness probe answers.
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+MOUNT_SCRIPT = 'while [ "$1" != -- ]; do mkdir -p "$2" && mount --bind "$1" "$2" || exit 1; shift 2; done; shift; exec "$@"'
 
 
 class PodRunner:
     def __init__(self, kube, netns, work_dir: Path, download_seconds: float = 3.0,
                  runnable_images: tuple[str, ...] = RUNNABLE_IMAGES, trace_seconds: float = 0.0,
-                 faults: dict | None = None):
+                 faults: dict | None = None, programs: dict[str, dict[str, str]] | None = None,
+                 in_cluster: tuple[str, int] = ("10.96.0.1", 443)):
         self.trace_seconds = trace_seconds
+        # image repository -> {the container's command: the local binary that runs it}
+        self.programs = programs or {}
+        self.in_cluster = in_cluster       # how a service pod reaches the API server (KUBERNETES_SERVICE_HOST/PORT)
         self.kube = kube
         self.netns = netns
         self.work_dir = work_dir
@@ -72,7 +88,20 @@ class PodRunner:
     def _text(c: dict) -> str:
         return " ".join(str(x) for x in (c.get("command") or []) + (c.get("args") or []))
 
+    def _program(self, c: dict) -> str | None:
+        """The local binary that runs container ``c`` of a service pod, or None."""
+        repository = c.get("image", "").rsplit("@", 1)[0]
+        repository = repository.rsplit(":", 1)[0] if "/" not in repository.rsplit(":", 1)[-1] else repository
+        command = (c.get("command") or [""])[0]
+        return self.programs.get(repository, {}).get(command)
+
+    def is_service(self, pod: dict) -> bool:
+        containers = (pod.get("spec") or {}).get("containers") or []
+        return bool(containers) and self._program(containers[0]) is not None
+
     def runs(self, pod: dict) -> bool:
+        if self.is_service(pod):
+            return True
         spec = pod.get("spec") or {}
         owners = [r.get("kind") for r in pod["metadata"].get("ownerReferences") or []]
         if "Job" not in owners and spec.get("restartPolicy") not in ("Never", "OnFailure"):
@@ -91,6 +120,8 @@ class PodRunner:
             run = Running(uid, pod, str(next(self._next_ip)))
             self.pods[uid] = run
             self._start(run, log_path)
+        elif self.is_service(run.pod):
+            self._keep_serving(run, log_path)
         self._report(run)
 
     def forget(self, live_uids: set[str]) -> None:
@@ -104,6 +135,9 @@ class PodRunner:
 
     def _start(self, run: Running, log_path: Path) -> None:
         c = run.pod["spec"]["containers"][0]
+        if self.is_service(run.pod):
+            self._start_service(run, c, log_path)
+            return
         text = self._text(c)
         if is_download(text):
             run.thread = threading.Thread(target=self._download, args=(run, c, log_path), daemon=True)
@@ -125,6 +159,68 @@ class PodRunner:
             return
         run.thread = threading.Thread(target=self._pump, args=(run, log_path), daemon=True)
         run.thread.start()
+
+    # ---------------------------------------------------------------- service pods
+    def _start_service(self, run: Running, c: dict, log_path: Path) -> None:
+        mounts = self._mounts(run.pod, c) + self._service_account(run)
+        env = pod_env.process_env(run.pod, pod_env.container_env(
+            run.pod, c, lambda ns, n: self.kube.get("v1", "Secret", n, ns),
+            lambda ns, n: self.kube.get("v1", "ConfigMap", n, ns), pod_ip=run.ip), self._folders(run.pod),
+            api=self.in_cluster)
+        argv = [self._program(c), *[str(a) for a in c.get("args") or []]]
+        binds = [x for mount_path, host in mounts for x in (host, mount_path)]
+        wrapped = [*self.netns.exec_prefix(), "sh", "-c", MOUNT_SCRIPT, "mount", *binds, "--", *argv]
+        run.exit_code = None
+        run.ready = False
+        run.proc = subprocess.Popen(wrapped, cwd=self._folders(run.pod).work, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        run.thread = threading.Thread(target=self._pump, args=(run, log_path), daemon=True)
+        run.thread.start()
+
+    def _service_account(self, run: Running) -> list[tuple[str, str]]:
+        """The ServiceAccount volume the API server adds to every pod (token, cluster CA, namespace), as the kubelet
+        projects it."""
+        spec, m = run.pod["spec"], run.pod["metadata"]
+        if spec.get("automountServiceAccountToken") is False:
+            return []
+        d = self._folders(run.pod).volume("kube-api-access")
+        d.mkdir(parents=True, exist_ok=True)
+        token = self.kube.service_account_token(m["namespace"], spec.get("serviceAccountName") or "default", 3600 * 24)
+        ca = ((self.kube.get("v1", "ConfigMap", "kube-root-ca.crt", m["namespace"]) or {}).get("data") or {})
+        for name, text in (("token", token), ("ca.crt", ca.get("ca.crt", "")), ("namespace", m["namespace"])):
+            (d / name).write_text(text)
+            os.chmod(d / name, 0o600)
+        return [(SERVICE_ACCOUNT_DIR, str(d))]
+
+    def _keep_serving(self, run: Running, log_path: Path) -> None:
+        """Refresh the pod's Secret and ConfigMap volumes (the operator writes its webhook certificate after it
+        starts), restart an exited container, and judge readiness by the container's probe."""
+        c = run.pod["spec"]["containers"][0]
+        self._mounts(run.pod, c)
+        if run.exit_code is not None and (run.thread is None or not run.thread.is_alive()):
+            run.restarts += 1
+            run.reported = ""
+            self._start_service(run, c, log_path)
+            return
+        probe = ((c.get("readinessProbe") or {}).get("httpGet")) or {}
+        if not run.ready and run.exit_code is None:
+            run.ready = not probe or self._answers(run.ip, probe)
+            if run.ready:
+                run.reported = ""
+
+    def _answers(self, ip: str, probe: dict) -> bool:
+        from ..control_plane.netns import call_inside
+
+        url = f"{probe.get('scheme', 'HTTP').lower()}://{ip}:{probe.get('port')}{probe.get('path', '/')}"
+
+        def get() -> bool:
+            try:
+                with urllib.request.urlopen(url, timeout=1.0) as r:
+                    return 200 <= r.status < 400
+            except (urllib.error.URLError, OSError):
+                return False
+
+        return call_inside(self.netns.path, get)
 
     def _pump(self, run: Running, log_path: Path) -> None:
         assert run.proc and run.proc.stdout
@@ -171,9 +267,11 @@ class PodRunner:
     # ---------------------------------------------------------------- the pod's view
     def _report(self, run: Running) -> None:
         m = run.pod["metadata"]
-        done = run.exit_code is not None and not trace_hold(run.pod, run.started, self.trace_seconds)
+        service = self.is_service(run.pod)
+        done = not service and run.exit_code is not None and not trace_hold(run.pod, run.started, self.trace_seconds)
         phase = "Running" if not done else ("Succeeded" if run.exit_code == 0 else "Failed")
-        if run.reported == phase:
+        ready_state = "ready" if not service or run.ready else "unready"
+        if run.reported == phase + ready_state:
             return
         started = dt.datetime.fromtimestamp(run.started, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         containers = run.pod["spec"]["containers"]
@@ -182,7 +280,7 @@ class PodRunner:
         else:
             state = {"terminated": {"exitCode": run.exit_code, "reason": "Completed" if run.exit_code == 0 else "Error",
                                     "startedAt": started, "finishedAt": _now()}}
-        ready = "True" if phase == "Running" else "False"
+        ready = "True" if phase == "Running" and ready_state == "ready" else "False"
         status = {
             "phase": phase, "podIP": run.ip, "podIPs": [{"ip": run.ip}], "hostIP": self.netns.ns_ip,
             "hostIPs": [{"ip": self.netns.ns_ip}], "startTime": started,
@@ -190,11 +288,12 @@ class PodRunner:
                 ("PodReadyToStartContainers", "True"), ("Initialized", "True"), ("ContainersReady", ready),
                 ("Ready", ready), ("PodScheduled", "True"))],
             "containerStatuses": [{"name": c["name"], "image": c.get("image", ""), "imageID": f"kwok://{c.get('image', '')}",
-                                   "ready": phase == "Running", "started": phase == "Running", "restartCount": 0,
+                                   "ready": ready == "True", "started": phase == "Running",
+                                   "restartCount": run.restarts,
                                    "state": state} for c in containers],
         }
         self.kube.patch("v1", "Pod", m["name"], {"status": status}, namespace=m["namespace"], subresource="status")
-        run.reported = phase
+        run.reported = phase + ready_state
 
     def _mounts(self, pod: dict, c: dict) -> list[tuple[str, str]]:
         """(mountPath, host directory) for the container's mounts (ConfigMap and Secret volumes written out),
