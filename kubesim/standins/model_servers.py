@@ -115,6 +115,23 @@ def deployment_of(kube, pod: dict) -> dict | None:
     return None
 
 
+UNRESOLVED_PORT = ""
+
+
+def probe_url(container: dict, ip: str) -> str | None:
+    """The URL of the container's HTTP readiness probe (a named port resolved against the container's ports, as the
+    kubelet does: a name it does not declare is ``UNRESOLVED_PORT``), or None when it has none."""
+    probe = (container.get("readinessProbe") or {}).get("httpGet")
+    if not probe:
+        return None
+    port = probe.get("port")
+    if isinstance(port, str) and not port.isdigit():
+        port = next((p.get("containerPort") for p in container.get("ports") or [] if p.get("name") == port), None)
+        if port is None:
+            return UNRESOLVED_PORT
+    return f"{str(probe.get('scheme') or 'HTTP').lower()}://{ip}:{port}{probe.get('path') or '/'}"
+
+
 @dataclass(frozen=True)
 class PodServer:
     """The process one pod runs: which workload it belongs to, its role and the address it serves on."""
@@ -347,6 +364,9 @@ class ModelServers:
 
     @staticmethod
     def _readiness(server: PodServer) -> Readiness:
+        probe = None if server.standalone else probe_url(server.container, server.ip)
+        if probe is not None:
+            return Readiness(probe)          # the container's own readiness probe, as the kubelet runs it
         if server.standalone:
             # `vllm serve` answers its health only once its engine has loaded: here the pod's frontend must list the
             # model its engine registered (its /health answers before that)
@@ -361,6 +381,8 @@ class ModelServers:
         def probe_all() -> list[str]:
             answered = []
             for uid, check in checks.items():
+                if check.url == UNRESOLVED_PORT:
+                    continue                 # a probe on a port the container does not declare never passes
                 try:
                     with urllib.request.urlopen(check.url, timeout=1.0) as r:
                         if r.status == 200 and (not check.lists_a_model or json.load(r).get("data")):

@@ -165,9 +165,12 @@ class Strategy:
 
 
 def strategy(dgd: dict, comp: Component) -> Strategy:
-    ann = dgd.get("metadata", {}).get("annotations") or {}
+    # as the real operator: the DGD's spec.annotations under the component's pod template annotations, never the
+    # DGD's metadata; "Recreate" matched exactly
+    ann = {**((dgd.get("spec") or {}).get("annotations") or {}),
+           **((comp.template.get("metadata") or {}).get("annotations") or {})}
     want = comp.pods_wanted
-    if comp.nodes > 1 or str(ann.get(STRATEGY_ANNOTATION, "")).lower() == "recreate":
+    if comp.nodes > 1 or ann.get(STRATEGY_ANNOTATION) == "Recreate":
         return Strategy(True, 0, want)
     surge = _pct_or_int(ann.get(SURGE_ANNOTATION, "25%"), want, True)
     unavailable = _pct_or_int(ann.get(UNAVAILABLE_ANNOTATION, "25%"), want, False)

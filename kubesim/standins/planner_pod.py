@@ -95,6 +95,8 @@ def planner_process(name: str, pod: dict, container: dict, *, kube, in_cluster: 
     ip = (pod.get("status") or {}).get("podIP") or "127.0.0.1"
     env.update(RUNTIME_PLANES_ENV, KUBERNETES_SERVICE_HOST=in_cluster.host, KUBERNETES_SERVICE_PORT=str(in_cluster.port),
                POD_NAME=m["name"], POD_NAMESPACE=m["namespace"], DYN_TCP_RPC_HOST=ip,
+               # its system server (the operator's probes) on the pod's address: every pod shares the namespace
+               DYN_SYSTEM_HOST=ip,
                # its decisions ("[summary] ...") are logged at info
                DYN_LOG="info")
     return RuntimeProcess(name, "planner", ["sh", "-c", _MOUNT_AND_RUN, str(account),

@@ -99,9 +99,13 @@ def test_a_rolling_update_that_needs_surge_room_is_refused_and_recreate_goes_thr
     recreate = b("deploy.yml", "-e", "sku=gb300", "-e", "mode=kv-router", "-e", f"engine_image={RUNTIME}:1.5.2",
                  "-e", "update_strategy=Recreate")
     assert recreate.rc == 0, recreate.output[-4000:]
-    assert "+ metadata.annotations.nvidia.com/deployment-strategy: (none) -> Recreate" in flat(recreate)
+    assert "nvidia.com/deployment-strategy: (none) -> Recreate" in flat(recreate)
     dgd = get(tenant.dyn, *DGD, KV, "tenant-b")
-    assert dgd["metadata"]["annotations"]["nvidia.com/deployment-strategy"] == "Recreate"
+    # where the Dynamo operator reads it: each worker's pod template (a DGD metadata annotation is ignored)
+    workers = [c for c in dgd["spec"]["components"] if c["type"] == "worker"]
+    assert workers and all(c["podTemplate"]["metadata"]["annotations"]["nvidia.com/deployment-strategy"] == "Recreate"
+                           for c in workers)
+    assert "nvidia.com/deployment-strategy" not in dgd["metadata"].get("annotations", {})
     pods = items(tenant.dyn, "v1", "Pod", "tenant-b", f"nvidia.com/dynamo-graph-deployment-name={KV}")
     assert {p["spec"]["containers"][0]["image"] for p in pods} == {f"{RUNTIME}:1.5.2"}
 

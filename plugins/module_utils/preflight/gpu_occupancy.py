@@ -119,8 +119,12 @@ def strategy_of(obj: dict | None) -> str:
     if not obj:
         return "RollingUpdate"
     if obj.get("kind") == "DynamoGraphDeployment":
-        ann = (obj.get("metadata") or {}).get("annotations") or {}
-        return RECREATE if ann.get(naming.STRATEGY_ANNOTATION) == RECREATE else "RollingUpdate"
+        # where the Dynamo operator reads it: the DGD's spec.annotations or a worker's pod template, exactly
+        spec = obj.get("spec") or {}
+        sources = [spec.get("annotations") or {}] + [
+            ((c.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {}
+            for c in spec.get("components") or [] if c.get("type") in naming.WORKER_TYPES]
+        return RECREATE if any(a.get(naming.STRATEGY_ANNOTATION) == RECREATE for a in sources) else "RollingUpdate"
     return ((obj.get("spec") or {}).get("strategy") or {}).get("type") or "RollingUpdate"
 
 

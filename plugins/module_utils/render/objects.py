@@ -289,6 +289,11 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
             "sharedMemorySize": "64Gi",
             "podTemplate": {"spec": pod_spec},
         }
+        if plan.get("update_strategy") == "Recreate":
+            # the operator reads a worker's strategy from its pod template (or the DGD's spec.annotations), never
+            # from the DGD's own metadata; per worker, so the frontend keeps rolling without an outage
+            component["podTemplate"] = {"metadata": {"annotations": {naming.STRATEGY_ANNOTATION: "Recreate"}},
+                                        "spec": pod_spec}
         if worker["nodes"] > 1:
             component["multinode"] = {"nodeCount": worker["nodes"]}
         if scaling:
@@ -298,8 +303,6 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
             del component["replicas"]
         components.append(component)
     annotations = _expected_annotations(plan)
-    if plan.get("update_strategy") == "Recreate":
-        annotations[naming.STRATEGY_ANNOTATION] = "Recreate"
     if scaling:
         components.append(planner.planner_component(plan, frontend["image"]))
         annotations[naming.MAX_REPLICAS_ANNOTATION] = str(scaling["max_replicas"])

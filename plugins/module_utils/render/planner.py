@@ -35,6 +35,8 @@ PLANNER_COMPONENT = "Planner"
 LOAD_INTERVAL_S = 5
 # where the planner serves its metrics (ai-dynamo's planner examples use 9085)
 METRICS_PORT = 9085
+# the Dynamo runtime's system server (health, for the operator's probes), where the operator puts it (DYN_SYSTEM_PORT)
+SYSTEM_PORT = 9090
 
 
 def requested(r) -> bool:
@@ -230,7 +232,10 @@ def planner_component(plan: dict, image: str) -> dict:
                 "name": "main", "image": image,
                 "securityContext": pod_security.restricted_container(),
                 "command": ["python3", "-m", "dynamo.planner"], "args": ["--config", CONFIG_PATH],
-                "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}],
+                # the operator's merge replaces its default ports with these, and keeps its probes on the port
+                # named ``system``: without it they can never pass and the planner is never Ready
+                "ports": [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+                          {"name": "system", "containerPort": SYSTEM_PORT, "protocol": "TCP"}],
                 "volumeMounts": [{"name": "planner-config", "mountPath": CONFIG_PATH.rsplit("/", 1)[0],
                                   "readOnly": True}],
             }],

@@ -103,8 +103,16 @@ def test_a_replica_change_rolls_nothing():
 
 def test_recreate_stops_old_workers_first():
     old_obj = dgd("img:1")
-    plan = op.reconcile(dgd("img:2", annotations={op.STRATEGY_ANNOTATION: "Recreate"}), views(old_obj), NOW)
+    new = dgd("img:2")
+    new["spec"]["components"][1]["podTemplate"]["metadata"] = {"annotations": {op.STRATEGY_ANNOTATION: "Recreate"}}
+    plan = op.reconcile(new, views(old_obj), NOW)
     assert plan.delete == ["worker-0"] and not [c for c in plan.create if c["component"] == "Worker"]
+
+
+def test_recreate_on_the_dgds_metadata_is_ignored_as_the_operator_ignores_it():
+    old_obj = dgd("img:1")
+    plan = op.reconcile(dgd("img:2", annotations={op.STRATEGY_ANNOTATION: "Recreate"}), views(old_obj), NOW)
+    assert not plan.delete and [c for c in plan.create if c["component"] == "Worker"]
 
 
 def test_reverting_mid_rollout_removes_the_broken_new_pod_not_the_serving_one():

@@ -41,7 +41,7 @@ def dgd(name="kv", ns="b", replicas=2, gpus=4, nodes=1, strategy=None):
            "spec": {"components": [{"name": "Frontend", "type": "frontend", "replicas": 1,
                                     "podTemplate": {"spec": {"containers": [{"name": "main"}]}}}, worker]}}
     if strategy:
-        obj["metadata"]["annotations"] = {"nvidia.com/deployment-strategy": strategy}
+        worker["podTemplate"]["metadata"] = {"annotations": {"nvidia.com/deployment-strategy": strategy}}
     return obj
 
 

@@ -142,7 +142,12 @@ def test_update_strategy_recreate_is_the_operator_annotation_and_rolling_update_
     assert naming.STRATEGY_ANNOTATION not in rolling["metadata"]["annotations"]
     plan = build_plan({"sku": "gb300", "mode": "agg", "update_strategy": "Recreate"})
     assert plan["update_strategy"] == "Recreate"
-    assert render.dynamo_graph_deployment(plan, "ns")["metadata"]["annotations"][naming.STRATEGY_ANNOTATION] == "Recreate"
+    recreate = render.dynamo_graph_deployment(plan, "ns")
+    # the operator reads it from a worker's pod template (or spec.annotations), never from the DGD's metadata
+    assert naming.STRATEGY_ANNOTATION not in recreate["metadata"]["annotations"]
+    by_type = {c["type"]: c for c in recreate["spec"]["components"]}
+    assert by_type["worker"]["podTemplate"]["metadata"]["annotations"][naming.STRATEGY_ANNOTATION] == "Recreate"
+    assert "metadata" not in by_type["frontend"]["podTemplate"]
     # standalone vLLM takes every GPU of its node: always Recreate, whatever was asked
     standalone = build_plan({"sku": "b200", "mode": "agg", "framework": "vllm", "draft_repo": "o/d",
                              "update_strategy": "RollingUpdate"})

@@ -105,8 +105,10 @@ def test_the_real_planner_accepts_the_configuration_with_the_alerts_objectives(r
     assert real["load_adjustment_interval_seconds"] < real["throughput_adjustment_interval_seconds"]
     assert real["metric_reporting_prometheus_port"] == planner.METRICS_PORT
     component = _components(render.dynamo_graph_deployment(plan, "muse"))["Planner"]
+    # the operator replaces its default ports with these and keeps its probes on ``system``: both must be named
     assert component["podTemplate"]["spec"]["containers"][0]["ports"] == [
-        {"name": "metrics", "containerPort": planner.METRICS_PORT, "protocol": "TCP"}]
+        {"name": "metrics", "containerPort": planner.METRICS_PORT, "protocol": "TCP"},
+        {"name": "system", "containerPort": planner.SYSTEM_PORT, "protocol": "TCP"}]
 
 
 def test_a_changed_planner_configuration_changes_the_planner_pod_template():
