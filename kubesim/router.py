@@ -4,6 +4,7 @@ scale, eviction, access reviews, pod logs and the service proxy, over one cluste
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,14 @@ from .store import ApiError
 
 if TYPE_CHECKING:
     from .cluster import SimCluster
+
+
+def version_priority(version: str) -> tuple:
+    """Kubernetes' version priority: GA over beta over alpha, then the higher numbers; other names last."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not m:
+        return (-1, 0, 0, version)
+    return ({"alpha": 0, "beta": 1, None: 2}[m.group(2)], int(m.group(1)), int(m.group(3) or 0), "")
 
 
 class ApiRouter:
@@ -30,13 +39,9 @@ class ApiRouter:
                 groups.setdefault(g, []).append(v)
         out = []
         for g, versions in sorted(groups.items()):
-            preferred = versions[0]
-            for crd in self.store.crds.values():
-                if crd["spec"]["group"] == g:
-                    for ver in crd["spec"]["versions"]:
-                        if ver.get("storage"):
-                            preferred = ver["name"]
-            ordered = [preferred] + [v for v in sorted(versions, reverse=True) if v != preferred]
+            # as the API server orders a group's versions: by Kubernetes version priority (v1 > v1beta1 > v1alpha1)
+            ordered = sorted(set(versions), key=version_priority, reverse=True)
+            preferred = ordered[0]
             out.append({"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in ordered],
                         "preferredVersion": {"groupVersion": f"{g}/{preferred}", "version": preferred}})
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": out}

@@ -327,16 +327,17 @@ def helm_version() -> str:
     return json.loads(VERSIONS_FILE.read_text())["helm"]
 
 
-def upstream_dir() -> Path:
+def upstream_dir(clone: bool = True) -> Path | None:
     """Where the Dynamo sources are: DYNAMO_UPSTREAM_DIR, the shared folder beside the checkout, or clones of the
-    pinned revisions in the cache (made once, on a machine that reaches GitHub)."""
+    pinned revisions in the cache (made once, on a machine that reaches GitHub; without ``clone``, None when there
+    are none yet)."""
     configured = os.environ.get("DYNAMO_UPSTREAM_DIR")
     if configured:
         return Path(configured)
-    shared = HERE.parents[2] / "shared" / "upstream"
-    if (shared / OPERATOR_SOURCE).is_dir():
-        return shared
-    return _cloned_upstream()
+    for candidate in (HERE.parents[2] / "shared" / "upstream", cache_root() / "upstream"):
+        if (candidate / OPERATOR_SOURCE).is_dir():
+            return candidate
+    return _cloned_upstream() if clone else None
 
 
 def _cloned_upstream() -> Path:
@@ -367,9 +368,10 @@ def platform_chart() -> Path:
     return upstream_dir() / PLATFORM_CHART / "components" / "operator"
 
 
-def operator_crd_dir() -> Path:
+def operator_crd_dir(clone: bool = True) -> Path | None:
     """Every CRD the operator serves and watches (the chart's crd-apply step installs the same files)."""
-    return upstream_dir() / OPERATOR_SOURCE / "config" / "crd" / "bases"
+    root = upstream_dir(clone)
+    return root / OPERATOR_SOURCE / "config" / "crd" / "bases" if root else None
 
 
 def grove_crd_dir() -> Path:

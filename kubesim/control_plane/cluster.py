@@ -357,12 +357,9 @@ class RealCluster:
                                                                platform_crds.monitoring_crd_files()))
 
     def _crd_files(self) -> list[str]:
-        """The platform's CRDs; the Dynamo ones are the operator's own (those it reads and writes)."""
-        operator = {p.name: p for p in dynamo_platform.crd_files(self._platform_options())}
-        files = [p for p in platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)
-                 if p.name not in operator]
-        dgd = operator.pop(platform_crds.DGD_CRD)
-        return [str(p) for p in (*files, platform_crds.for_the_planner(dgd), *operator.values())]
+        """The platform's CRDs (the Dynamo ones are the operator's own), and Grove's where the operator uses it."""
+        files = platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)
+        return [str(p) for p in (*files, *dynamo_platform.grove_crd_files(self._platform_options()))]
 
     def _wait_crds_established(self, dyn, timeout: float = 60) -> None:
         api = dyn.resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")

@@ -77,12 +77,9 @@ def render(options: PlatformOptions, work_dir: Path) -> list[dict]:
     return [o for o in yaml.safe_load_all(proc.stdout) if o]
 
 
-def crd_files(options: PlatformOptions) -> list[Path]:
-    """The operator's CRDs (what its chart's crd-apply step installs), and Grove's where its gate is on."""
-    files = sorted(build.operator_crd_dir().glob("*.yaml"))
-    if options.grove:
-        files += sorted(build.grove_crd_dir().glob("*.yaml"))
-    return files
+def grove_crd_files(options: PlatformOptions) -> list[Path]:
+    """Grove's CRDs, installed beside the operator where its Grove gate is on (the platform chart's grove subchart)."""
+    return sorted(build.grove_crd_dir().glob("*.yaml")) if options.grove else []
 
 
 def install(dyn, objects: list[dict]) -> None:

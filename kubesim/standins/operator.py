@@ -115,7 +115,7 @@ class DynamoOperator:
         m = dgd["metadata"]
         replicas = {c.name: c.replicas for c in op.components(dgd)}
         written = {c["name"]: c.get("replicas") for c in dgd["spec"]["components"]}
-        have = {a["spec"]["dgdRef"]["serviceName"]: a
+        have = {a["spec"]["dgdRef"]["componentName"]: a
                 for a in self.kube.list(op.ADAPTER_API, op.ADAPTER_KIND, namespace=m["namespace"])
                 if any(r.get("uid") == m["uid"] for r in a["metadata"].get("ownerReferences") or [])}
         wanted: dict[str, int] = {}

@@ -444,7 +444,7 @@ def scaling_adapter(dgd: dict, component: str, replicas: int) -> dict:
                      "labels": {DGD_LABEL: m["name"], COMP_LABEL: component},
                      "ownerReferences": [{"apiVersion": dgd["apiVersion"], "kind": dgd["kind"], "name": m["name"],
                                           "uid": m["uid"], "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"dgdRef": {"name": m["name"], "serviceName": component}, "replicas": replicas},
+        "spec": {"dgdRef": {"name": m["name"], "componentName": component}, "replicas": replicas},
     }
 
 

@@ -25,7 +25,7 @@ def test_the_planner_is_deployed_beside_the_graph_reruns_unchanged_and_goes_with
     # The collection leaves the Worker's replicas to its scaling adapter: the operator made the adapter at one
     # replica and owns the count in the graph; the collection's own apply never names it.
     (adapter,) = items(env.dyn, "nvidia.com/v1beta1", "DynamoGraphDeploymentScalingAdapter", env.namespace)
-    assert adapter["spec"]["dgdRef"]["serviceName"] == "Worker" and adapter["spec"]["replicas"] == 1
+    assert adapter["spec"]["dgdRef"]["componentName"] == "Worker" and adapter["spec"]["replicas"] == 1
     assert comps["Worker"]["replicas"] == 1
     ours = [m for m in dgd["metadata"]["managedFields"] if m["manager"] == "inferops.dynamo"]
     worker_fields = [fields for m in ours for key, fields in m["fieldsV1"]["f:spec"]["f:components"].items()

@@ -23,11 +23,13 @@ def cond(obj, ctype):
     return None
 
 
+# Images carry MAJOR.MINOR.PATCH tags: the real Dynamo operator's webhook refuses a DGD whose image tag states no
+# runtime version (without runtimeVersionOverride).
 def dgd_body(name, *, gpus="4", product="NVIDIA-GB300", replicas=1, pvc="shared-model-cache", claim_template=None,
              model="meta-models/muse-spark", annotations=None, node_count=None):
     worker_spec = {
         "nodeSelector": {"nvidia.com/gpu.product": product},
-        "containers": [{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0",
+        "containers": [{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1",
                         "command": ["/bin/bash", "-lc"],
                         "args": [f"exec python3 -m dynamo.sglang --model-path {model} --served-model-name {model} --tp 4"],
                         "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
@@ -47,7 +49,7 @@ def dgd_body(name, *, gpus="4", product="NVIDIA-GB300", replicas=1, pvc="shared-
     return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment", "metadata": meta,
             "spec": {"backendFramework": "sglang", "components": [
                 {"name": "Frontend", "type": "frontend", "replicas": 1, "podTemplate": {"spec": {"containers": [
-                    {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0",
+                    {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1",
                      "command": ["python3", "-m", "dynamo.frontend"], "args": ["--http-port", "8000"]}]}}},
                 worker]}}
 

@@ -145,10 +145,10 @@ def test_frontend_errors_and_speed_and_job_to_service(backend_faults, backend_dy
 
 def test_image_pull_fault(backend_faults, backend_dynamic, backend_client, backend_namespace):
     ns = backend_namespace
-    backend_faults.fault("image-pull", pattern="*sglang-runtime:9.9*")
+    backend_faults.fault("image-pull", pattern="*sglang-runtime:9.9.0*")
     dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     body = dgd_body("pull", pvc=None)
-    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "nvcr.io/x/sglang-runtime:9.9"
+    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "nvcr.io/x/sglang-runtime:9.9.0"
     dgds.create(namespace=ns, body=body)
     core = CoreV1Api(backend_client)
 
@@ -158,7 +158,7 @@ def test_image_pull_fault(backend_faults, backend_dynamic, backend_client, backe
         return cs and cs[0].state.waiting and cs[0].state.waiting.reason
     assert wait_for(waiting, what="waiting") in ("ErrImagePull", "ImagePullBackOff")
     wait_for(lambda: waiting() == "ImagePullBackOff", timeout=20, what="ImagePullBackOff")
-    image = "nvcr.io/x/sglang-runtime:9.9"
+    image = "nvcr.io/x/sglang-runtime:9.9.0"
     evs = [e.message for e in core.list_namespaced_event(ns).items if e.reason == "Failed"]
     assert f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack image ' \
            f'"{image}": failed to resolve reference "{image}": {image}: not found' in evs, evs
@@ -206,7 +206,7 @@ def test_a_fault_pattern_is_a_glob_not_a_substring(backend_faults, backend_dynam
 def test_crashloop_fault_by_image_hits_only_pods_of_that_image(backend_faults, backend_dynamic, backend_client, backend_namespace):
     """An update to a bad image crash-loops; the workers of the good image do not (day-two rollback)."""
     ns = backend_namespace
-    backend_faults.fault("crashloop", image="*:crashy")
+    backend_faults.fault("crashloop", image="*-crashy")
     dgds = res(backend_dynamic, "nvidia.com/v1beta1", "DynamoGraphDeployment")
     body = dgd_body("img", pvc=None, gpus="1")
     dgds.create(namespace=ns, body=body)
@@ -220,12 +220,12 @@ def test_crashloop_fault_by_image_hits_only_pods_of_that_image(backend_faults, b
             if cs and not p.metadata.deletion_timestamp:
                 out[p.spec.containers[0].image] = (cs.ready, cs.state.waiting.reason if cs.state.waiting else None)
         return out
-    good = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0"
+    good = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1"
     wait_for(lambda: workers().get(good) == (True, None), what="good image Ready")
-    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = f"{good[:-4]}:crashy"
+    body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = f"{good}-crashy"
     dgds.patch(namespace=ns, name="img", body={"spec": {"components": body["spec"]["components"]}},
                content_type="application/merge-patch+json")
-    wait_for(lambda: workers().get(f"{good[:-4]}:crashy") == (False, "CrashLoopBackOff"),
+    wait_for(lambda: workers().get(f"{good}-crashy") == (False, "CrashLoopBackOff"),
              what="CrashLoopBackOff on the new image")
     assert workers().get(good) == (True, None)          # the rolling update keeps the old worker, which is fine
 
@@ -243,13 +243,13 @@ def test_never_ready_by_image_keeps_only_the_new_workers_loading(backend_faults,
         pods = core.list_namespaced_pod(ns, label_selector="nvidia.com/dynamo-component-type=worker").items
         return [(p.spec.containers[0].image, bool(p.status.container_statuses and p.status.container_statuses[0].ready))
                 for p in pods if not p.metadata.deletion_timestamp]
-    wait_for(lambda: workers() == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0", True)], what="old worker Ready")
+    wait_for(lambda: workers() == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1", True)], what="old worker Ready")
     body["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = "x/runtime:slow"
     dgds.patch(namespace=ns, name="slowimg", body={"spec": {"components": body["spec"]["components"]}},
                content_type="application/merge-patch+json")
     wait_for(lambda: ("x/runtime:slow", False) in workers(), what="the new worker started")
     time.sleep(2)      # well past ready_seconds: the new worker still loads, the old one still serves
-    assert sorted(workers()) == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0", True), ("x/runtime:slow", False)]
+    assert sorted(workers()) == [("nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1", True), ("x/runtime:slow", False)]
 
 
 def test_unschedulable_fault(kubesim_faults, k8s_dynamic, k8s_client, k8s_namespace):

@@ -11,7 +11,7 @@ from module_runner import run_tasks
 
 pytestmark = pytest.mark.cluster
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0"
+IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1"
 
 
 def dgd(namespace: str, image: str = IMAGE, replicas: int = 1) -> dict:

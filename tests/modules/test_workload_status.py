@@ -18,7 +18,7 @@ pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0"
+IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.5.1"
 MODEL = "meta-models/Muse-Spark-Open-816B-A42B-NVFP4"
 
 

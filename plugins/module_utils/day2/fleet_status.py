@@ -43,8 +43,12 @@ def scaling(dgd: dict, adapters: list[dict]) -> list[dict]:
     """Each scaled component of ``dgd`` (``scalingAdapter`` set): its ready replicas and the replicas its adapter
     asks for (what the planner last set; None before the operator made the adapter)."""
     name = (dgd.get("metadata") or {}).get("name")
-    planned = {((a.get("spec") or {}).get("dgdRef") or {}).get("serviceName"): (a.get("spec") or {}).get("replicas")
-               for a in adapters if ((a.get("spec") or {}).get("dgdRef") or {}).get("name") == name}
+    planned = {}
+    for a in adapters:
+        ref = (a.get("spec") or {}).get("dgdRef") or {}
+        if ref.get("name") == name:
+            # v1beta1 names the component ``componentName``; the deprecated v1alpha1 named it ``serviceName``
+            planned[ref.get("componentName") or ref.get("serviceName")] = (a.get("spec") or {}).get("replicas")
     status = (dgd.get("status") or {}).get("components") or {}
     return [{"component": c["name"], "current": int((status.get(c["name"]) or {}).get("readyReplicas") or 0),
              "planned": planned.get(c["name"])}

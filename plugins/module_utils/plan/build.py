@@ -622,6 +622,10 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
         "max_num_seqs": r.max_num_seqs,
         "attention_backend": r.attention_backend,
         "vllm_frontend": r.vllm_frontend,
+        # The Dynamo runtime release of the catalog's image: the operator needs it stated (runtimeVersionOverride)
+        # for an image whose tag is not a semantic version (a digest, ``latest``), and refuses the DGD otherwise.
+        "runtime_version": (runtime_image(r).get("engines") or {}).get("ai-dynamo") if r.runtime_key == "dynamo"
+        else None,
         # How the Dynamo operator replaces workers on an update (standalone vLLM is always Recreate).
         "update_strategy": r.update_strategy if r.runtime_key == "dynamo" else "Recreate",
         # the planner (Dynamo) or a KEDA ScaledObject (standalone vLLM) between these bounds; None: fixed replicas

@@ -8,6 +8,7 @@ adopted in place: the DynamoGraphDeployment, its ``<name>-frontend`` Service, th
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 from ansible_collections.inferops.dynamo.plugins.module_utils import naming
@@ -250,6 +251,20 @@ def _placement_affinity(plan: dict) -> dict:
 # (no surge capacity needed, no service meanwhile); without it workers roll with a 25% surge.
 
 
+# A tag the Dynamo operator reads a runtime version from: MAJOR.MINOR.PATCH, an optional v, pre-release and build.
+_SEMVER_TAG = re.compile(r"^[vV]?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                         r"(?:-(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*)?"
+                         r"(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$")
+
+
+def has_semver_tag(image: str) -> bool:
+    """Whether the operator can read the runtime version from ``image``'s tag; without one (a digest, ``latest``,
+    ``1.5``) its webhook refuses the component unless ``runtimeVersionOverride`` states it."""
+    name = image.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else ""
+    return bool(_SEMVER_TAG.match(tag.strip()))
+
+
 def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
     frontend = plan["frontend"]
     scaling = plan.get("autoscaling") if (plan.get("autoscaling") or {}).get("engine") == "planner" else None
@@ -306,6 +321,10 @@ def dynamo_graph_deployment(plan: dict, ns: str) -> dict:
     if scaling:
         components.append(planner.planner_component(plan, frontend["image"]))
         annotations[naming.MAX_REPLICAS_ANNOTATION] = str(scaling["max_replicas"])
+    for component in components:
+        image = component["podTemplate"]["spec"]["containers"][0]["image"]
+        if plan.get("runtime_version") and not has_semver_tag(image):
+            component["runtimeVersionOverride"] = plan["runtime_version"]
     return {
         "apiVersion": naming.DGD_API_VERSION,
         "kind": "DynamoGraphDeployment",

@@ -36,7 +36,7 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                       "-e", "autoscaling_interval=20", "-e", f"autoscaling_prometheus_url={prom}",
                       "-e", f"monitoring_scrape_interval={SCRAPE_S}")
     assert deploy.rc == 0, deploy.output[-4000:]
-    adapters = {a["spec"]["dgdRef"]["serviceName"]: a for a in items(dyn, *ADAPTERS, ns)}
+    adapters = {a["spec"]["dgdRef"]["componentName"]: a for a in items(dyn, *ADAPTERS, ns)}
     assert {c: a["spec"]["replicas"] for c, a in adapters.items()} == {"PrefillWorker": 1, "DecodeWorker": 1}
     before = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component=DecodeWorker")}
 
@@ -50,7 +50,7 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
         # The planner caps the GPUs of all worker components together (its budget: each at autoscaling_max_replicas),
         # not each one: under this load it has taken DecodeWorker to 3 while PrefillWorker stayed at 1.
         wait_until("the planner scaling DecodeWorker up through its adapter", lambda: next(
-            (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["serviceName"] == "DecodeWorker"
+            (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["componentName"] == "DecodeWorker"
              and a["spec"]["replicas"] >= 2), None), timeout=240)
         dgd = wait_until("the DGD ready at two decode replicas or more", lambda: (
             d if (d := get(dyn, *DGD, DGD_NAME, ns))

@@ -11,7 +11,7 @@ from kubesim.standins import operator_rules, pod_env
 from kubesim.standins.served_model import served_model_name
 
 
-def pod(name="muse-worker-abc12", labels=None, owners=(), image="x/sglang-runtime:1.0", deleting=False):
+def pod(name="muse-worker-abc12", labels=None, owners=(), image="x/sglang-runtime:1.5.1", deleting=False):
     meta = {"name": name, "labels": labels or {}, "ownerReferences": [{"name": o} for o in owners]}
     if deleting:
         meta["deletionTimestamp"] = "2026-12-04T12:00:00Z"

@@ -18,7 +18,7 @@ def scaled_dgd():
 
 def adapter(component, replicas, dgd_name="d"):
     return {"metadata": {"name": f"{dgd_name}-{component.lower()}"},
-            "spec": {"dgdRef": {"name": dgd_name, "serviceName": component}, "replicas": replicas}}
+            "spec": {"dgdRef": {"name": dgd_name, "componentName": component}, "replicas": replicas}}
 
 
 def test_a_scaled_component_shows_ready_against_what_its_adapter_asks_and_is_not_drift():

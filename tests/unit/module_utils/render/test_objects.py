@@ -153,3 +153,16 @@ def test_update_strategy_recreate_is_the_operator_annotation_and_rolling_update_
                              "update_strategy": "RollingUpdate"})
     assert standalone["update_strategy"] == "Recreate"
     assert render.standalone_deployment(standalone, "ns")[0]["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_an_image_without_a_semver_tag_states_the_runtime_version_the_operator_requires():
+    # the Dynamo operator's webhook refuses a component whose image tag is not MAJOR.MINOR.PATCH unless
+    # runtimeVersionOverride states it: a digest-pinned or `latest` image gets the catalog's runtime release
+    plan = build_plan({"sku": "gb300", "mode": "agg"})
+    tagged = render.dynamo_graph_deployment(plan, "ns")
+    assert all("runtimeVersionOverride" not in c for c in tagged["spec"]["components"])
+    digest = "nvcr.io/nvidia/ai-dynamo/sglang-runtime@sha256:" + "a" * 64
+    pinned = render.dynamo_graph_deployment(build_plan({"sku": "gb300", "mode": "agg", "image": digest}), "ns")
+    assert plan["runtime_version"] == "1.5.1"
+    assert {c.get("runtimeVersionOverride") for c in pinned["spec"]["components"]} == {"1.5.1"}
+    assert not render.has_semver_tag("nvcr.io/x/y:1.5") and render.has_semver_tag("nvcr.io/x/y:v1.5.1-rc1")
