@@ -330,7 +330,7 @@ class RealCluster:
         dyn = dynamic_client(self.client(), self.dir)
         catalog = load_catalog(self.config.catalog)
         for path in [*self._crd_files(), str(build.kwok_crd("logs"))]:
-            crd = yaml.safe_load(Path(path).read_text())
+            crd = dynamo_platform.as_installed(yaml.safe_load(Path(path).read_text()))
             _apply(dyn, crd)
         for node in make_nodes(self.config.nodes, catalog, self.config.rdma):
             node["metadata"].setdefault("annotations", {})[KWOK_NODE_ANNOTATION[0]] = KWOK_NODE_ANNOTATION[1]

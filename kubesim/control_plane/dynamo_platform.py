@@ -77,6 +77,16 @@ def render(options: PlatformOptions, work_dir: Path) -> list[dict]:
     return [o for o in yaml.safe_load_all(proc.stdout) if o]
 
 
+def as_installed(crd: dict) -> dict:
+    """A CRD as the chart's crd-apply step installs it: a conversion webhook pointed at the release's webhook Service
+    (the source names a kustomize default), its CA left for the operator to inject once its certificate exists."""
+    client = ((((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {})
+    if client.get("service"):
+        client["service"].update(name=f"{FULLNAME}-webhook-service", namespace=NAMESPACE)
+        client.pop("caBundle", None)
+    return crd
+
+
 def grove_crd_files(options: PlatformOptions) -> list[Path]:
     """Grove's CRDs, installed beside the operator where its Grove gate is on (the platform chart's grove subchart)."""
     return sorted(build.grove_crd_dir().glob("*.yaml")) if options.grove else []

@@ -46,6 +46,16 @@ options:
       - Preview a forced apply (the collection's applies take back fields other managers changed).
     type: bool
     default: true
+  graph_replacement:
+    description:
+      - What to do with a change of a running DynamoGraphDeployment that the Dynamo operator's admission webhook
+        refuses (adding or removing a component, such as the Planner when autoscaling is turned on or off; the
+        replicas of a component a scaling adapter owns).
+      - C(refuse) fails naming the change, before anything is sent. C(recreate) deletes the graph, waits until it is
+        gone, then creates it anew (the target does not serve meanwhile).
+    type: str
+    choices: [refuse, recreate]
+    default: refuse
 notes:
   - The dry run needs the C(patch) permission on the objects, as the apply itself does.
 requirements:
@@ -138,7 +148,8 @@ def work(module) -> dict:
     problem = sa.definitions_problem(p["definitions"])
     if problem:
         raise runner.ModuleFailure(problem)
-    return ap.preview(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"])
+    return ap.preview(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"],
+                      p["graph_replacement"])
 
 
 def run_module(module) -> None:

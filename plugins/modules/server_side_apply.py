@@ -44,6 +44,16 @@ options:
         comes back to the definition.
     type: bool
     default: true
+  graph_replacement:
+    description:
+      - What to do with a change of a running DynamoGraphDeployment that the Dynamo operator's admission webhook
+        refuses (adding or removing a component, such as the Planner when autoscaling is turned on or off; the
+        replicas of a component a scaling adapter owns).
+      - C(refuse) fails naming the change, before anything is sent. C(recreate) deletes the graph, waits until it is
+        gone, then creates it anew (the target does not serve meanwhile).
+    type: str
+    choices: [refuse, recreate]
+    default: refuse
 attributes:
   check_mode:
     description: Sends every apply with C(dryRun=All) and reports what would change.
@@ -121,7 +131,7 @@ def work(module) -> dict:
     if problem:
         raise runner.ModuleFailure(problem)
     out = sa.apply_all(kc.get_api(p), p["definitions"], p["field_manager"], p["force_conflicts"],
-                       dry_run=module.check_mode)
+                       dry_run=module.check_mode, replacement=p["graph_replacement"])
     diffs = [r.pop("diff") for r in out["objects"]]
     if getattr(module, "_diff", False):
         out["diff"] = [d for d, r in zip(diffs, out["objects"], strict=True) if r["changed"]]

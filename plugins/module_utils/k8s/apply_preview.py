@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import graph_topology as gt
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import discovery as disc
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import object_diff as od
 
-SYMBOL = {"add": "+", "remove": "-", "change": "~"}
+SYMBOL = {"add": "+", "remove": "-", "change": "~", "replace": "!"}
 
 
 def plural(api: kc.K8sApi, api_version: str, kind: str, cache: dict) -> str:
@@ -33,12 +34,25 @@ def _strip(obj: dict | None) -> dict | None:
     return out
 
 
-def preview_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, cache: dict) -> dict:
+def preview_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, cache: dict,
+                replacement: str = gt.REFUSE) -> dict:
     meta = obj.get("metadata") or {}
     ns, name, kind = meta.get("namespace"), meta.get("name"), obj.get("kind")
     path = kc.object_path(obj["apiVersion"], plural(api, obj["apiVersion"], kind, cache), ns, name)
     live = api.get_json(path)
     entry = {"kind": kind, "name": name, "namespace": ns, "exists": live is not None}
+    immutable = gt.immutable_changes(live, obj)
+    if immutable and replacement != gt.RECREATE:
+        raise kc.K8sError(gt.refusal(kind, name, ns, immutable))
+    if immutable:
+        # the webhook would refuse the dry run too: the graph is deleted and created anew (graph_replacement)
+        entry.update(changes=[{"path": [], "field": "(object)", "op": "replace", "before": None, "after": None,
+                               "text": "replaced: " + "; ".join(immutable), "outside": []}], left_outside=[],
+                     impact={"rolls_workers": True, "workers": [], "scaled": [], "frontend": [], "replaced": True,
+                             "summary": f"Replaces {kind} {name} (deleted, then created): it does not serve until "
+                                        "the new graph is Ready."},
+                     live=_strip(live), generation=(live.get("metadata") or {}).get("generation"))
+        return entry
     if live is None:
         entry.update(changes=[{"path": [], "field": "(object)", "op": "add", "before": None, "after": None,
                                "text": "created", "outside": []}], left_outside=[],
@@ -60,10 +74,11 @@ def preview_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, cach
     return entry
 
 
-def preview(api: kc.K8sApi, definitions: list[dict], field_manager: str, force: bool = True) -> dict:
+def preview(api: kc.K8sApi, definitions: list[dict], field_manager: str, force: bool = True,
+            replacement: str = gt.REFUSE) -> dict:
     """``{objects, pending, rolls_workers, restores_outside, lines}`` for ``definitions``."""
     cache: dict = {}
-    objects = [preview_one(api, d, field_manager, force, cache) for d in definitions]
+    objects = [preview_one(api, d, field_manager, force, cache, replacement) for d in definitions]
     return {"objects": objects,
             "pending": any(o["changes"] for o in objects),
             "rolls_workers": any(o["impact"]["rolls_workers"] for o in objects),

@@ -14,8 +14,10 @@ from __future__ import annotations
 import copy
 import json
 
+from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import graph_topology as gt
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import apply_preview as ap
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import deletes as dl
 
 BOOKKEEPING = ("resourceVersion", "generation", "managedFields")
 # The options of an apply, shared by server_side_apply and apply_diff (its preview).
@@ -23,7 +25,10 @@ APPLY_ARGUMENTS = dict(
     definitions=dict(type="list", elements="dict", required=True),
     field_manager=dict(type="str", default="inferops.dynamo"),
     force_conflicts=dict(type="bool", default=True),
+    graph_replacement=dict(type="str", default="refuse", choices=["refuse", "recreate"]),
 )
+# how long a replaced graph may take to go (its pods' grace, the operator's finalizer)
+REPLACE_TIMEOUT_S = 600
 
 
 def invalid_definitions(definitions: list) -> list[int]:
@@ -54,11 +59,22 @@ def _namespace_exists(api: kc.K8sApi, ns: str) -> bool:
     return api.get_json(kc.object_path("v1", "namespaces", None, ns)) is not None
 
 
-def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_run: bool, cache: dict) -> dict:
+def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_run: bool, cache: dict,
+              replacement: str = gt.REFUSE) -> dict:
     meta = obj.get("metadata") or {}
     ns, name, kind = meta.get("namespace"), meta["name"], obj["kind"]
-    path = kc.object_path(obj["apiVersion"], ap.plural(api, obj["apiVersion"], kind, cache), ns, name)
+    plural = ap.plural(api, obj["apiVersion"], kind, cache)
+    path = kc.object_path(obj["apiVersion"], plural, ns, name)
     before = api.get_json(path)
+    immutable = gt.immutable_changes(before, obj)
+    if immutable and replacement != gt.RECREATE:
+        raise kc.K8sError(gt.refusal(kind, name, ns, immutable))
+    if immutable and not dry_run:
+        # the operator's webhook refuses the update: the graph is deleted (its pods with it) and created anew
+        gone = dl.delete_all(api, [{"api_version": obj["apiVersion"], "kind": kind, "plural": plural,
+                                    "namespace": ns, "name": name}], propagation="Foreground")
+        dl.wait_gone(api, gone, REPLACE_TIMEOUT_S)
+        before = None
     query = {"fieldManager": field_manager, "force": "true" if force else None, "dryRun": "All" if dry_run else None}
     resp = api.request("PATCH", path, query=query, body=json.dumps(obj),
                        headers={"Content-Type": "application/apply-patch+yaml"})
@@ -76,8 +92,8 @@ def apply_one(api: kc.K8sApi, obj: dict, field_manager: str, force: bool, dry_ru
 
 
 def apply_all(api: kc.K8sApi, definitions: list[dict], field_manager: str, force: bool = True,
-              dry_run: bool = False) -> dict:
+              dry_run: bool = False, replacement: str = gt.REFUSE) -> dict:
     """``{changed, objects}``: each definition applied in order (the first refusal stops the rest)."""
     cache: dict = {}
-    results = [apply_one(api, d, field_manager, force, dry_run, cache) for d in definitions]
+    results = [apply_one(api, d, field_manager, force, dry_run, cache, replacement) for d in definitions]
     return {"changed": any(r["changed"] for r in results), "objects": results}
