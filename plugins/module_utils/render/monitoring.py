@@ -14,9 +14,10 @@ Latency objectives count requests by histogram bucket: a request is good when it
 under the smallest bucket boundary that is not below the objective (``effective_threshold``), so a
 healthy service never burns budget because of a coarse bucket, and the docs name the threshold used.
 
-Dynamo targets are scraped by the PodMonitors the Dynamo operator creates itself (``dynamo-frontend`` and
-``dynamo-worker`` in the deployment's namespace, pods labelled ``nvidia.com/metrics-enabled``); the
-collection adds none for them, so no pod is scraped twice. Standalone vLLM targets get one PodMonitor
+Dynamo targets are scraped by the PodMonitors the Dynamo platform chart installs (``dynamo-frontend`` and
+``dynamo-worker`` in the chart's namespace, selecting pods labelled ``nvidia.com/metrics-enabled`` in every
+namespace, where the prometheus-operator was installed before the chart); the collection adds none for them, so
+no pod is scraped twice, and its queries select by the pods' namespace. Standalone vLLM targets get one PodMonitor
 for the server's ``/metrics``.
 """
 
@@ -298,7 +299,7 @@ def kv_usage_expr(plan: dict, ns: str) -> str:
 
 
 def scrape_objects(plan: dict, ns: str) -> list[dict]:
-    """The PodMonitors the collection adds: none for Dynamo targets (the operator's own scrape them)."""
+    """The PodMonitors the collection adds: none for Dynamo targets (the platform chart's own scrape them)."""
     if _is_dynamo(plan):
         return []
     return [{

@@ -61,13 +61,14 @@ def test_the_real_runtime_is_served_near_the_published_figures_watched_by_a_real
     deploy = playbook("deploy.yml", "-i", str(inv), *TARGET_ARGS, *WATCH_ARGS)
     assert deploy.rc == 0, deploy.output[-4000:]
 
-    # What the Dynamo operator's PodMonitors select, discovered through the real API server: the frontend on its
+    # What the Dynamo platform chart's PodMonitors select, discovered through the real API server: the frontend on its
     # http port and the worker on its system port, on the pods' own IPs.
     pods = {p["metadata"]["name"]: p for p in items(dyn, "v1", "Pod", ns, "nvidia.com/metrics-enabled=true")}
     assert {p["metadata"]["labels"]["nvidia.com/dynamo-component-type"] for p in pods.values()} == {"frontend", "worker"}
     targets = wait_until("the frontend and the worker scraped", lambda: (
         t if len(t := [x for x in _scrape_targets(prom, ns) if x["health"] == "up"]) == 2 else None))
-    assert {t["labels"]["job"] for t in targets} == {f"{ns}/dynamo-frontend", f"{ns}/dynamo-worker"}
+    # the PodMonitors are the platform chart's, in its release namespace, selecting pods of every namespace
+    assert {t["labels"]["job"] for t in targets} == {"dynamo-system/dynamo-frontend", "dynamo-system/dynamo-worker"}
     for t in targets:
         pod = pods[t["labels"]["pod"]]
         assert t["scrapeUrl"].startswith(f"http://{pod['status']['podIP']}:"), (t["scrapeUrl"], pod["status"])
