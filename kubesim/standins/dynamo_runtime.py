@@ -49,6 +49,8 @@ _KV_DTYPE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "auto": 2, "bf16": 2,
 _FRONTEND_OWN_FLAGS = ("--http-port", "--http-host", "--discovery-backend", "--request-plane", "--event-plane")
 # Discovery through files (one directory per served graph), requests over TCP, KV events over ZMQ: no etcd, no NATS.
 PLANES = ("--discovery-backend", "file", "--request-plane", "tcp", "--event-plane", "zmq")
+# a pod of the real operator: Kubernetes discovery, as its environment (DYN_DISCOVERY_BACKEND) says
+KUBERNETES_PLANES = ("--request-plane", "tcp", "--event-plane", "zmq")
 
 
 # A frontend watches its file discovery with about five inotify instances, and each control plane's API server and
@@ -201,7 +203,8 @@ def mocker_args(worker_type: str, container: dict, speedup: float = 1.0, kv_bloc
 
 
 def frontend_process(name: str, component: str, container: dict | None, *, http_host: str, http_port: int,
-                     python: str | None = None, router_mode: str | None = None) -> RuntimeProcess:
+                     python: str | None = None, router_mode: str | None = None,
+                     planes: tuple[str, ...] = PLANES) -> RuntimeProcess:
     """``dynamo.frontend`` on ``http_host:http_port`` with the arguments the collection rendered for the frontend
     container (so the real parser judges them); a standalone target's frontend has none and gets ``router_mode``."""
     words = command_words(container or {})
@@ -211,18 +214,19 @@ def frontend_process(name: str, component: str, container: dict | None, *, http_
         own += ["--router-mode", router_mode]
     return RuntimeProcess(name, component, [
         python or runtime_python(), "-m", "dynamo.frontend", "--http-host", http_host, "--http-port", str(http_port),
-        *PLANES, *own], {"DYN_TCP_RESPONSE_STREAM_HOST": "lo"})
+        *planes, *own], {"DYN_TCP_RESPONSE_STREAM_HOST": "lo"})
 
 
 def mocker_process(name: str, component: str, worker_type: str, container: dict, *, model_path: str, served: str,
                    profile_path: str | Path | None, env: dict[str, str], python: str | None = None,
-                   speedup: float = 1.0, kv_blocks: int | None = None) -> RuntimeProcess:
+                   speedup: float = 1.0, kv_blocks: int | None = None,
+                   planes: tuple[str, ...] = PLANES) -> RuntimeProcess:
     """A ``dynamo.mocker`` engine standing in for one worker container (without a profile: the mocker's own
     default timings)."""
     profile = ["--planner-profile-data", str(profile_path)] if profile_path else []
     return RuntimeProcess(name, component, [
         python or runtime_python(), "-m", "dynamo.mocker", "--model-path", model_path, "--model-name", served,
-        *profile, *PLANES, *mocker_args(worker_type, container, speedup, kv_blocks)], env)
+        *profile, *planes, *mocker_args(worker_type, container, speedup, kv_blocks)], env)
 
 
 def graph_processes(dgd: dict, *, model_path: str, profile_path: str | Path, http_host: str, http_port: int,
@@ -270,7 +274,8 @@ class ServedGraph:
         self.running: dict[str, subprocess.Popen] = {}
 
     def _env(self, proc: RuntimeProcess) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+        # not the rehearsal's own KUBECONFIG: a pod's Kubernetes client reads its in-cluster ServiceAccount
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON", "KUBECONFIG"))}
         env.update({"DYN_FILE_KV": str(self.discovery_dir), "HF_HOME": str(self.hf_home), "HF_HUB_OFFLINE": "1",
                     "TRANSFORMERS_OFFLINE": "1", "DYN_LOG": "warn", "NO_COLOR": "1"}, **proc.env)
         return env

@@ -42,6 +42,7 @@ from ..faults import fault_for
 from . import dynamo_runtime as rt
 from . import operator_rules as op
 from . import planner_pod
+from . import pod_env as pod_env_of
 from .mocker_profile import ProfileError
 from .pod_env import command_words
 from .served_model import served_model_name
@@ -168,6 +169,7 @@ class ModelServers:
         self.in_cluster = in_cluster        # how a pod reaches the API server; without it no planner runs
         self.speed_factor = speed_factor    # the cluster's engine speed (`kubesim start --speed-factor`)
         self.metadata = WorkerMetadata(kube)
+        self._accounts: dict[str, Path] = {}              # pod uid -> its ServiceAccount directory
         self.graphs: dict[str, rt.ServedGraph] = {}       # workload uid -> its processes
         self.servers: dict[str, PodServer] = {}           # pod uid -> what it runs
         self._workloads: dict[str, dict] = {}
@@ -248,18 +250,46 @@ class ModelServers:
         if server.role == PLANNER_TYPE:
             return [planner_pod.planner_process(f"{name}-planner", server.manifest, server.container, kube=self.kube,
                                                 in_cluster=self.in_cluster, root=self.state_dir / "pods" / name)]
+        if self._discovers_through_kubernetes(server):
+            return self._in_pod(server, name, self._serving_processes(server, profile, served, name,
+                                                                      rt.KUBERNETES_PLANES))
         pod_env = {e["name"]: str(e["value"]) for e in server.container.get("env") or []
                    if e.get("name") in POD_RUNTIME_ENV and "value" in e}
         return [dataclasses.replace(p, env={**p.env, **pod_env}) for p in self._serving_processes(server, profile,
                                                                                                    served, name)]
 
-    def _serving_processes(self, server: PodServer, profile: Path, served: str, name: str) -> list[rt.RuntimeProcess]:
+    def _discovers_through_kubernetes(self, server: PodServer) -> bool:
+        """A pod the real operator made: its environment names Kubernetes discovery, which its processes use
+        through the API server, as the pod's ServiceAccount (the operator's discovery account and Role)."""
+        return self.in_cluster is not None and not server.standalone and any(
+            e.get("name") == "DYN_DISCOVERY_BACKEND" and e.get("value") == "kubernetes"
+            for e in server.container.get("env") or [])
+
+    def _in_pod(self, server: PodServer, name: str, procs: list[rt.RuntimeProcess]) -> list[rt.RuntimeProcess]:
+        """``procs`` with the container's own environment (the operator's DYN_* and the downward API's POD_*) and
+        its ServiceAccount mounted where in-cluster clients read it."""
+        account = self._accounts.get(server.uid)
+        if account is None:
+            account = self._accounts[server.uid] = planner_pod.service_account_dir(
+                self.kube, server.manifest, self.in_cluster, self.state_dir / "pods" / name)
+        resolved = pod_env_of.container_env(server.manifest, server.container,
+                                            lambda ns, n: self.kube.get("v1", "Secret", n, ns),
+                                            lambda ns, n: self.kube.get("v1", "ConfigMap", n, ns), pod_ip=server.ip)
+        own = {k: v for k, v in resolved.items() if k.startswith(("DYN_", "POD_"))}
+        # every pod shares the cluster's network namespace here: the system server binds the pod's own address
+        own["DYN_SYSTEM_HOST"] = server.ip
+        api = {"KUBERNETES_SERVICE_HOST": self.in_cluster.host, "KUBERNETES_SERVICE_PORT": str(self.in_cluster.port)}
+        return [dataclasses.replace(p, argv=["sh", "-c", planner_pod.MOUNT_AND_RUN, str(account), *p.argv],
+                                    env={**own, **p.env, **api}) for p in procs]
+
+    def _serving_processes(self, server: PodServer, profile: Path, served: str, name: str,
+                           planes: tuple[str, ...] = rt.PLANES) -> list[rt.RuntimeProcess]:
         speed, down = self._fault_settings()
         procs = []
         if server.role == "frontend" or server.standalone:
             fe = rt.frontend_process(f"{name}-frontend", "frontend", None if server.standalone else server.container,
                                      http_host=server.ip, http_port=server.port,
-                                     router_mode="round-robin" if server.standalone else None)
+                                     router_mode="round-robin" if server.standalone else None, planes=planes)
             procs.append(fe)
         if server.role != "frontend" and not down:
             env = {"DYN_TCP_RPC_HOST": server.ip, "DYN_SYSTEM_HOST": server.ip, **WORKER_SYSTEM_ENV}
@@ -269,7 +299,7 @@ class ModelServers:
                 blocks = None
             procs.append(rt.mocker_process(f"{name}-engine", "worker", server.role, server.container,
                                            model_path=self.model_path, served=served, profile_path=profile, env=env,
-                                           speedup=speed, kv_blocks=blocks))
+                                           speedup=speed, kv_blocks=blocks, planes=planes))
         return procs
 
     def _graph(self, workload: str) -> rt.ServedGraph:
@@ -339,6 +369,7 @@ class ModelServers:
         if graph is None:
             return
         self._stop_others(graph, server, set())
+        self._accounts.pop(server.uid, None)
         if not graph.processes:
             self.graphs.pop(server.workload, None)
             shutil.rmtree(graph.discovery_dir, ignore_errors=True)
@@ -349,7 +380,8 @@ class ModelServers:
         pods = {p["metadata"]["uid"]: p for p in self.kube.list("v1", "Pod") if p["metadata"]["uid"] in wanted}
         for uid, s in wanted.items():
             graph = self.graphs.get(s.workload)
-            if s.role in op.WORKER_TYPES and not s.standalone and graph is not None and uid in pods:
+            if s.role in op.WORKER_TYPES and not s.standalone and graph is not None and uid in pods \
+                    and not self._discovers_through_kubernetes(s):      # those publish their own
                 self.metadata.publish(pods[uid], graph.discovery_dir, s.ip)
         pending = {uid: s for uid, s in wanted.items()
                    if ((pods.get(uid) or {}).get("metadata", {}).get("annotations") or {}).get(SERVING) != UP}

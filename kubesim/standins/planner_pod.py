@@ -21,7 +21,7 @@ from .pod_env import command_words
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # bind the pod's ServiceAccount directory where in-cluster clients look for it, then run the command
-_MOUNT_AND_RUN = f'mkdir -p {SERVICE_ACCOUNT_DIR} && mount --bind "$0" {SERVICE_ACCOUNT_DIR} && exec "$@"'
+MOUNT_AND_RUN = f'mkdir -p {SERVICE_ACCOUNT_DIR} && mount --bind "$0" {SERVICE_ACCOUNT_DIR} && exec "$@"'
 TOKEN_SECONDS = 24 * 3600
 # the runtime planes every process of a served graph uses (dynamo_runtime.PLANES), as environment
 RUNTIME_PLANES_ENV = {"DYN_DISCOVERY_BACKEND": "file", "DYN_REQUEST_PLANE": "tcp", "DYN_EVENT_PLANE": "zmq"}
@@ -99,6 +99,6 @@ def planner_process(name: str, pod: dict, container: dict, *, kube, in_cluster: 
                DYN_SYSTEM_HOST=ip,
                # its decisions ("[summary] ...") are logged at info
                DYN_LOG="info")
-    return RuntimeProcess(name, "planner", ["sh", "-c", _MOUNT_AND_RUN, str(account),
+    return RuntimeProcess(name, "planner", ["sh", "-c", MOUNT_AND_RUN, str(account),
                                             python or runtime_python(), "-m", "dynamo.planner", *args],
                           env, cwd=str(root))

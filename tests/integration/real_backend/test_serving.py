@@ -50,6 +50,13 @@ def test_deploy_serves_through_the_real_service_proxy_and_reruns_unchanged(real_
                    f"kubernetes.io/service-name={DGD_NAME}-frontend")
     addresses = [a for s in slices for e in s.get("endpoints") or [] for a in e["addresses"]]
     assert addresses and all(a.startswith("10.244.") for a in addresses)  # written by the real controller
+    # the runtime discovers its peers as the operator configured it (DYN_DISCOVERY_BACKEND=kubernetes): each worker
+    # publishes its own endpoints in a DynamoWorkerMetadata as its pod's discovery ServiceAccount
+    workers = items(real_dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component-type=worker")
+    published = {m["metadata"]["name"]: m["spec"]["data"]
+                 for m in items(real_dyn, "nvidia.com/v1alpha1", "DynamoWorkerMetadata", ns)}
+    assert workers and all(published.get(p["metadata"]["name"], {}).get("endpoints") for p in workers), published
+    assert {p["spec"]["serviceAccountName"] for p in workers} == {f"{DGD_NAME}-k8s-service-discovery"}
     job = get(real_dyn, "batch/v1", "Job", "model-download", ns)
     assert any(c["type"] == "Complete" and c["status"] == "True" for c in job["status"]["conditions"])
 
