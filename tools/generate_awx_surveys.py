@@ -51,6 +51,10 @@ SHARED = (
     "rdma_provider", "rdma_net_devices", "vllm_frontend", "flavour", "k8s_namespace", "storage_class",
 )
 
+# The weights' pinned revisions, or the explicit acceptance of the main branch: asked where the weights are
+# downloaded (the plan refuses unpinned weights there; benchmark and teardown download nothing).
+WEIGHTS = ("checkpoint_revision", "draft_revision", "allow_unpinned_weights")
+
 # Scaling to the objectives (docs/autoscaling.md): asked where the serving objects are rendered and applied.
 AUTOSCALING = ("autoscaling", "autoscaling_min_replicas", "autoscaling_max_replicas", "autoscaling_gpu_budget")
 
@@ -62,13 +66,13 @@ AUTOSCALING = ("autoscaling", "autoscaling_min_replicas", "autoscaling_max_repli
 TEMPLATES = {
     "plan": {
         "description": "Resolve a target into a deployment plan (no cluster is touched).",
-        "variables": (*SHARED, *AUTOSCALING),
+        "variables": (*SHARED, *WEIGHTS, *AUTOSCALING),
         "required": ("sku", "mode"),
         "use_spec_defaults": True,
     },
     "deploy": {
         "description": "Deploy the target to the inventory's clusters (plan, preflight, model cache, RDMA, engine).",
-        "variables": (*SHARED, *AUTOSCALING, "hf_token"),
+        "variables": (*SHARED, *WEIGHTS, *AUTOSCALING, "hf_token"),
     },
     "benchmark": {
         "description": "Benchmark the deployed target with AIPerf and compare with the expected performance.",
@@ -82,7 +86,7 @@ TEMPLATES = {
     },
     "rollout": {
         "description": "Progressive multi-cluster rollout: canary first, then batches, gated by the benchmark.",
-        "variables": (*SHARED, *AUTOSCALING, "hf_token", "rollout_serial", "rollout_benchmark_gate"),
+        "variables": (*SHARED, *WEIGHTS, *AUTOSCALING, "hf_token", "rollout_serial", "rollout_benchmark_gate"),
     },
 }
 
@@ -102,6 +106,8 @@ FALLBACK = {
 LABELS = {
     "sku": "GPU SKU", "mode": "Deployment mode", "framework": "Engine framework", "model": "Model",
     "checkpoint": "Checkpoint", "checkpoint_repo": "Checkpoint repository", "draft_repo": "Draft model repository",
+    "checkpoint_revision": "Checkpoint revision (commit id)", "draft_revision": "Draft model revision (commit id)",
+    "allow_unpinned_weights": "Accept unpinned weights (main branch)",
     "parallelism": "Parallelism", "speculative": "Speculative decoding", "concurrency": "Concurrency",
     "request_count": "Request count", "context_length": "Context length (tokens)",
     "max_num_seqs": "Max sequences per worker", "kv_cache_dtype": "KV cache dtype", "rdma_provider": "RDMA provider",
@@ -179,7 +185,7 @@ def _question(variable: str, template: dict, spec: dict, choices: dict, max_cont
     description = _plain(spec.get("description", ""))
     if variable in EXTRA_NOTES:
         description = f"{description} {EXTRA_NOTES[variable]}".strip()
-    if not required and not template.get("use_spec_defaults") and variable in SHARED:
+    if not required and not template.get("use_spec_defaults") and variable in (*SHARED, *WEIGHTS):
         description += " Empty: each cluster's inventory value, else the target's default."
     spec_type = spec.get("type", "str")
     question: dict = {

@@ -16,6 +16,8 @@ ARGUMENT_SPEC = {
     "namespace": {"type": "str", "default": "dynamo"},
     "storage_class": {"type": "str"},
     "settings": {"type": "dict", "default": {}},
+    # the playbook downloads the weights (deploy, rollout, plan.yml's preview of a deploy): then they must be pinned
+    "downloads_weights": {"type": "bool", "default": True},
 }
 
 
@@ -29,9 +31,12 @@ class ActionModule(ActionBase):
         result["changed"] = False
         # the deploy's own inputs are refused together with the target's: every broken rule at once
         broken = deploy_inputs.refusals(args["namespace"], args.get("storage_class"), args["settings"])
+        # only a download from a Hub resolves a branch; a bucket copied or a claim adopted as it is fetches nothing
+        downloads = args["downloads_weights"] and deploy_inputs.fetches_from_hub(
+            args["settings"].get("model_cache_source"))
         try:
             try:
-                plan = build_plan(args["request"])
+                plan = build_plan(args["request"], downloads_weights=downloads)
             except PlanError as exc:
                 raise PlanRefused([*getattr(exc, "errors", [exc]), *broken]) from None
             too_long = dynamo_namespace_error(args["namespace"], plan) if not broken else None

@@ -31,7 +31,9 @@ options:
         C(frontend_decoding), C(flavour), C(image), C(update_strategy) (RollingUpdate, Recreate), C(cache_claim)
         (an existing claim adopted as the model cache), C(load_seconds) (a measured weight load: the startup
         probe allows twice that, at least 10 min), C(checkpoint_revision) and C(draft_revision) (commit ids the
-        download and the engines pin), C(trust_remote_code) (only with a pinned revision)."
+        download and the engines pin; the catalog's revision when unset), C(allow_unpinned_weights) (accept a
+        download at the main branch, see O(downloads_weights)), C(trust_remote_code) (only with a pinned
+        revision)."
       - "Every free-text key is checked against its grammar: repositories as the Hub's C(org/name), revisions as
         40-character commit ids, C(image) as an image reference, C(cache_claim) as a Kubernetes name,
         C(rdma_net_devices) as UCX device names, C(autoscaling_prometheus_url) as an http(s) URL."
@@ -57,6 +59,17 @@ options:
         C(network_policy_clients) (a list of C(namespace) and C(pod_labels) peers)."
     type: dict
     default: {}
+  downloads_weights:
+    description:
+      - Whether the playbook this plan is for downloads the weights (deploy, rollout, and plan.yml, which previews a
+        deploy). Then a checkpoint, and a draft model where the target decodes speculatively, with no pinned
+        revision (neither C(checkpoint_revision) / C(draft_revision) nor the catalog's) is refused (rule
+        C(unpinned-weights)) unless the request sets C(allow_unpinned_weights=true).
+      - Only a download from a Hub resolves a branch; with C(model_cache_source) of type C(s3) (a bucket copied as
+        it is) or C(pvc) (a claim adopted as it is) nothing is downloaded from one, and no pin is asked for.
+      - C(false) for playbooks that download nothing (benchmark, teardown, rollback).
+    type: bool
+    default: true
 author:
   - inferops team
 notes:

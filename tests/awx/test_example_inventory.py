@@ -17,8 +17,11 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import
 REPO = Path(__file__).resolve().parents[2]
 INVENTORY = REPO / "inventories" / "example"
 BIN = Path(sys.executable).parent
+# What the example leaves to its user (commented out in group_vars/sku_*): the repositories the sources do not name,
+# and the commit of the weights to download (the sources publish none; a deploy refuses unpinned weights).
 PLACEHOLDER_REPOS = {"placeholder-checkpoint": ("checkpoint_repo", "example-org/checkpoint"),
-                     "placeholder-draft": ("draft_repo", "example-org/draft")}
+                     "placeholder-draft": ("draft_repo", "example-org/draft"),
+                     "unpinned-weights": ("checkpoint_revision", "0123456789abcdef0123456789abcdef01234567")}
 
 
 def ansible_inventory(*args: str) -> subprocess.CompletedProcess:
@@ -81,17 +84,18 @@ def test_hf_token_comes_from_the_vault_file(inventory):
 
 
 def plan_for(hostvars: dict) -> dict:
-    """build_plan with the host's plan inputs, naming placeholder repositories where the catalog has none."""
+    """build_plan as a deploy plans (it downloads the weights) with the host's plan inputs, naming placeholder
+    repositories where the catalog has none and pinning the weights, as the example's comments ask."""
     request = {k: v for k, v in hostvars.items() if k in KNOWN}
     for _ in PLACEHOLDER_REPOS:
         try:
-            return build_plan(request)
+            return build_plan(request, downloads_weights=True)
         except PlanError as exc:
             if exc.rule not in PLACEHOLDER_REPOS or PLACEHOLDER_REPOS[exc.rule][0] in request:
                 raise
             key, value = PLACEHOLDER_REPOS[exc.rule]
             request[key] = value
-    return build_plan(request)
+    return build_plan(request, downloads_weights=True)
 
 
 @pytest.mark.parametrize("host", ["gb300-iad-1", "gb200-iad-2", "mi355x-ord-1"])

@@ -235,6 +235,20 @@ def test_template_specific_questions():
     assert questions("plan")["context_length"]["max"] == 1048576
 
 
+def test_the_weights_pins_are_asked_where_the_weights_are_downloaded():
+    pins = {"checkpoint_revision", "draft_revision", "allow_unpinned_weights"}
+    for name in ("plan", "deploy", "rollout"):
+        qs = questions(name)
+        assert pins <= set(qs), name
+        assert qs["checkpoint_revision"]["type"] == "text" and "default" not in qs["checkpoint_revision"]
+        assert qs["allow_unpinned_weights"]["choices"] == ["false", "true"]
+    # the plan takes the spec's default (the secure one); a cluster template leaves it to the inventory
+    assert questions("plan")["allow_unpinned_weights"]["default"] == "false"
+    assert "default" not in questions("deploy")["allow_unpinned_weights"]
+    for name in ("benchmark", "teardown"):       # they download nothing
+        assert not pins & set(questions(name)), name
+
+
 def test_job_templates_reference_existing_playbooks_and_surveys():
     templates = yaml.safe_load(TEMPLATES_FILE.read_text())["controller_templates"]
     assert sorted(t["playbook"] for t in templates) == sorted(f"playbooks/{n}.yml" for n in SURVEY_NAMES)

@@ -105,6 +105,13 @@ def rehearsal_vars() -> dict:
     return out
 
 
+def rehearsal_pins() -> list[str]:
+    """The rehearsal inventory's pinned revisions as extra vars: for a playbook run without that inventory
+    (plan.yml runs on localhost) that must plan what the rehearsal deploys (the plan refuses unpinned weights)."""
+    pins = rehearsal_vars()
+    return [arg for key in ("checkpoint_revision", "draft_revision") for arg in ("-e", f"{key}={pins[key]}")]
+
+
 BACKENDS = ("kubesim", "real")
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from deploy_helpers import delete_namespace, get, namespace_exists
+from deploy_helpers import delete_namespace, get, namespace_exists, rehearsal_pins, rehearsal_vars
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = ["-e", "sku=gb300", "-e", "mode=agg"]
@@ -30,7 +30,7 @@ def vars_file(tmp_path: Path, name: str, answers: dict) -> str:
 def test_plan_takes_blank_text_answers_as_defaults(playbook, tmp_path, blank):
     answers = blank_answers("plan", blank)
     assert {"survey_k8s_namespace", "survey_storage_class", "survey_checkpoint_repo"} <= set(answers)
-    run = playbook("plan.yml", *TARGET, "-e", vars_file(tmp_path, "blank", answers),
+    run = playbook("plan.yml", *TARGET, *rehearsal_pins(), "-e", vars_file(tmp_path, "blank", answers),
                    "-e", f"render_dir={tmp_path / 'out'}")
     assert run.rc == 0, run.output[-3000:]
     manifests = (tmp_path / "out" / "manifests.yaml").read_text()
@@ -75,7 +75,9 @@ def test_a_blank_answer_never_overrides_the_inventory(playbook, tmp_path, blank)
     """The review's finding 4: a blank namespace question must leave the inventory's namespace, not become dynamo."""
     inventory = tmp_path / "inventory.yml"
     inventory.write_text(json.dumps({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "k8s_namespace": "muse-spark", "storage_class": "shared-rwx"}}}}))
+        "ansible_connection": "local", "k8s_namespace": "muse-spark", "storage_class": "shared-rwx",
+        # a blank revision question keeps the inventory's pin too (else the plan would refuse the unpinned weights)
+        "checkpoint_revision": rehearsal_vars()["checkpoint_revision"]}}}}))
     run = playbook("plan.yml", "-i", str(inventory), *TARGET, "-e", vars_file(tmp_path, "blank", blank_answers("deploy", blank)),
                    "-e", f"render_dir={tmp_path / 'out'}")
     assert run.rc == 0, run.output[-3000:]

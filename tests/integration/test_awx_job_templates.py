@@ -83,8 +83,10 @@ def assert_no_secret(job, secrets):
 
 # ------------------------------------------------------------------------------------------- plan
 def test_plan_with_the_survey_defaults_and_blank_answers(awx):
+    # the plan job runs on localhost, without the clusters' pinned revisions: its survey answers pin the weights
     job = launch(awx["base"], "inferops.dynamo plan",
-                 {"sku": "gb300", "mode": "agg", **blank("checkpoint_repo", "draft_repo", "storage_class")},
+                 {"sku": "gb300", "mode": "agg", "checkpoint_revision": rehearsal_vars()["checkpoint_revision"],
+                  **blank("checkpoint_repo", "draft_repo", "draft_revision", "storage_class")},
                  inventory())
     assert_finished(job, "successful", 0)
     (resolved,) = job.task_events("runner_on_ok", "Resolve the deployment plan (fails here, before any cluster change, "
@@ -100,7 +102,7 @@ def test_plan_with_the_survey_defaults_and_blank_answers(awx):
 
 def test_plan_refusal_lists_every_broken_rule(awx):
     job = launch(awx["base"], "inferops.dynamo plan", {"sku": "gb200", "mode": "agg", "checkpoint": "bf16"},
-                 inventory())
+                 inventory())   # no repository named, so no pin asked for yet (a commit is a named repository's)
     assert_finished(job, "failed", 2)
     (failed,) = [e for e in job.events() if e["event"] == "runner_on_failed"]
     res = failed["event_data"]["res"]

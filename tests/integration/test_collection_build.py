@@ -8,6 +8,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from deploy_helpers import rehearsal_pins
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -63,8 +64,8 @@ def test_ansible_doc_from_the_installed_copy(installed):
 def test_plan_by_name_from_the_installed_copy(installed, tmp_path):
     _, env, tmp = installed
     out = tmp_path / "render"
-    plan = run(BIN / "ansible-playbook", "inferops.dynamo.plan", "-e", "sku=gb300 mode=agg", "-e", f"render_dir={out}",
-               cwd=tmp, env=env)
+    plan = run(BIN / "ansible-playbook", "inferops.dynamo.plan", "-e", "sku=gb300 mode=agg", *rehearsal_pins(),
+               "-e", f"render_dir={out}", cwd=tmp, env=env)
     assert plan.returncode == 0, plan.stdout[-3000:] + plan.stderr
     assert "muse-spark-sglang-aggregate-gb300" in plan.stdout
     assert "DynamoGraphDeployment" in (out / "manifests.yaml").read_text()

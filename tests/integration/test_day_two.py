@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import BACKENDS, DGD, BackgroundPlaybook, get, items, res, write_inventory
+from deploy_helpers import BACKENDS, DGD, BackgroundPlaybook, get, items, rehearsal_vars, res, write_inventory
 
 from kubesim.rehearsal import QUICK, start_rehearsal
 
@@ -113,12 +113,15 @@ def test_update_shows_the_diff_records_revision_2_and_then_changes_nothing(day2)
     # the serving object and what watches it (the rehearsal serves the monitoring CRDs)
     assert [o["kind"] for o in yaml.safe_load_all(cm["data"]["objects.yaml"])] == \
         ["NetworkPolicy", "NetworkPolicy", "DynamoGraphDeployment", "PrometheusRule", "ConfigMap"]
-    # what ran: the digest of each image the pods run, and the commit of the weights the download got
+    # what ran: the digest of each image the pods run, and the commit of the weights the download got (the
+    # rehearsal inventory pins the weights, as a deploy must: the commit is that pin)
+    pins = {k: rehearsal_vars()[k] for k in ("checkpoint_revision", "draft_revision")}
     assert yaml.safe_load(cm["data"]["weights"]) == {
-        "meta-models/Muse-Spark-Open-816B-A42B-NVFP4": next(iter(yaml.safe_load(cm["data"]["weights"]).values()))}
-    assert re.fullmatch(r"[0-9a-f]{40}|main", next(iter(yaml.safe_load(cm["data"]["weights"]).values())))
+        "meta-models/Muse-Spark-Open-816B-A42B-NVFP4": pins["checkpoint_revision"]}
     assert set(yaml.safe_load(cm["data"]["image-digests"])) >= {f"{RUNTIME}:1.5.1"}
-    assert yaml.safe_load(cm["data"]["inputs.yaml"]) == {"sku": "gb300", "mode": "agg"}
+    # the inputs: the command line's, and the inventory's pins (the draft's too: a plan input even where the
+    # target has no draft model; the rehearsal inventory sets both for every target)
+    assert yaml.safe_load(cm["data"]["inputs.yaml"]) == {"sku": "gb300", "mode": "agg", **pins}
     assert cm["data"]["collection-version"] == yaml.safe_load((REPO / "galaxy.yml").read_text())["version"]
     assert cm["data"]["recorded-by"] and re.match(r"\d{4}-\d\d-\d\dT", cm["data"]["recorded-at"])
     assert TOKEN not in json.dumps(cm)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from deploy_helpers import DGD, get, items, res
+from deploy_helpers import DGD, get, items, rehearsal_pins, res
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -32,7 +32,9 @@ GB300_AGG = ["-e", "sku=gb300", "-e", "mode=agg"]
 def rendered(playbook, namespace, tmp_path) -> dict:
     """The manifests the collection renders for gb300/agg (plan.yml, no cluster), by kind."""
     out = tmp_path / "render"
-    run = playbook("plan.yml", *GB300_AGG, "-e", f"k8s_namespace={namespace}", "-e", f"render_dir={out}")
+    # pinned as the deploy's inventory pins the weights, so that the download Job is the one the deploy renders
+    run = playbook("plan.yml", *GB300_AGG, *rehearsal_pins(), "-e", f"k8s_namespace={namespace}",
+                   "-e", f"render_dir={out}")
     assert run.rc == 0, run.output[-2000:]
     return {d["kind"]: d for d in yaml.safe_load_all((out / "manifests.yaml").read_text())}
 

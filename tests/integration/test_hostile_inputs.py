@@ -14,6 +14,9 @@ import uuid
 import pytest
 import yaml
 
+# The weights pinned (a deploy of unpinned ones is refused by the plan, before any cluster is reached)
+PIN = ["-e", "checkpoint_revision=0123456789abcdef0123456789abcdef01234567"]
+
 
 def test_the_reviews_injections_are_all_refused_at_once(playbook, tmp_path):
     run = playbook("plan.yml", "-e", "sku=gb300", "-e", "mode=agg", "-e", f"render_dir={tmp_path / 'out'}",
@@ -34,7 +37,7 @@ def test_the_reviews_injections_are_all_refused_at_once(playbook, tmp_path):
 
 @pytest.mark.parametrize("value", ["org/name", "meta-models/Muse-Spark-Open-816B-A42B-NVFP4", "a.b/c_d-1"])
 def test_well_formed_repositories_plan(playbook, value):
-    run = playbook("plan.yml", "-e", "sku=gb300", "-e", "mode=agg", "-e", f"checkpoint_repo={value}")
+    run = playbook("plan.yml", "-e", "sku=gb300", "-e", "mode=agg", "-e", f"checkpoint_repo={value}", *PIN)
     assert run.rc == 0, run.output[-2000:]
 
 
@@ -66,9 +69,9 @@ def unreachable_inventory(tmp_path):
 
 
 @pytest.mark.parametrize("name, extra", [
-    ("deploy.yml", ["-e", "sku=gb300", "-e", "mode=agg"]),
+    ("deploy.yml", ["-e", "sku=gb300", "-e", "mode=agg", *PIN]),
     ("status.yml", []),
-    ("rollout.yml", ["-e", "sku=gb300", "-e", "mode=agg"]),
+    ("rollout.yml", ["-e", "sku=gb300", "-e", "mode=agg", *PIN]),
 ])
 def test_an_unreachable_cluster_never_prints_its_inline_kubeconfig(playbook, unreachable_inventory, tmp_path,
                                                                    name, extra):

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from deploy_helpers import get
+from deploy_helpers import get, rehearsal_pins
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -20,7 +20,7 @@ def at_root(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_plan_at_the_root(tmp_path):
-    run = at_root("plan.yml", "-e", "sku=gb300 mode=agg", "-e", f"render_dir={tmp_path}")
+    run = at_root("plan.yml", "-e", "sku=gb300 mode=agg", *rehearsal_pins(), "-e", f"render_dir={tmp_path}")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
     assert "muse-spark-sglang-aggregate-gb300" in run.stdout
     assert (tmp_path / "plan.json").is_file()

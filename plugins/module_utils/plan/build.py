@@ -20,7 +20,7 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.plan import (
     matrix_rules,
 )
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.catalog import Catalog, load_catalog
-from ansible_collections.inferops.dynamo.plugins.module_utils.plan.checks import Checks
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.checks import FIELD_INPUTS, Checks
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError, PlanRefused
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.rdma import PROVIDERS, rdma_profile
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.sizing import capacity_plan
@@ -68,7 +68,7 @@ GRAMMAR = {
     "autoscaling_prometheus_url": "url",
     "monitoring_namespace": "dns_label",
 }
-BOOLEANS = ("frontend_decoding", "trust_remote_code", "network_policy")
+BOOLEANS = ("frontend_decoding", "trust_remote_code", "network_policy", "allow_unpinned_weights")
 # lists: who may call the endpoint (network_policy.client_peers) and the API server's address ranges
 LISTS = ("network_policy_clients", "network_policy_api_server_cidrs")
 KNOWN = (set(CHOICES) | set(INTEGERS) | set(COUNTS) | set(QUANTITIES) | set(NUMBERS) | set(STRINGS) | set(BOOLEANS)
@@ -246,6 +246,15 @@ def _default_modalities(model: dict, sku: dict, mode: str) -> list[str]:
     return list(model["modalities"])
 
 
+def _without_blank_revision(entry: dict) -> dict:
+    """A catalog checkpoint or draft model as the plan reads it: an empty ``revision`` (the catalog's field where
+    the sources publish no commit) is no revision at all."""
+    out = dict(entry)
+    if _blank(out.get("revision")):
+        out.pop("revision", None)
+    return out
+
+
 @dataclass
 class Resolved:
     """Everything the rules and argument builders read, with defaults applied."""
@@ -282,6 +291,7 @@ class Resolved:
     gpus_per_worker: int
     kv_replicas: int
     trust_remote_code: bool = False
+    allow_unpinned_weights: bool = False
     network_policy: dict = field(default_factory=dict)
     rdma: dict = field(default_factory=dict)
 
@@ -333,7 +343,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
                                     inputs={"flavour", *(k for f in flavours.values() for k in f)}))
 
     checkpoint_key = req.get("checkpoint", target["checkpoint"])
-    checkpoint = dict(model["checkpoints"][checkpoint_key])
+    checkpoint = _without_blank_revision(model["checkpoints"][checkpoint_key])
     if "checkpoint_repo" in req:
         checkpoint["hf_id"] = req["checkpoint_repo"]
         # another repository: the catalog's revision and its need for remote code were the catalog's repository's
@@ -345,7 +355,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
     speculative = req.get("speculative", target.get("speculative", "none"))
     draft = None
     if speculative != "none":
-        draft = dict(model["draft_models"]["dspark"])
+        draft = _without_blank_revision(model["draft_models"]["dspark"])
         if "draft_repo" in req:
             draft["hf_id"] = req["draft_repo"]
             draft.pop("revision", None)
@@ -411,6 +421,7 @@ def _resolve(request: dict, catalog: Catalog, checks: Checks) -> Resolved | None
         attention_backend=attention, attention_backend_requested=attention_requested,
         tp=tp, ep=ep, gpus_per_worker=gpus_per_worker, kv_replicas=kv_replicas,
         trust_remote_code=trust_remote_code,
+        allow_unpinned_weights=req.get("allow_unpinned_weights", False),
         network_policy={"enabled": req.get("network_policy", True), "clients": req.get("network_policy_clients", []),
                         "api_server_cidrs": req.get("network_policy_api_server_cidrs", []),
                         "monitoring_namespace": req.get("monitoring_namespace", DEFAULT_MONITORING_NAMESPACE)},
@@ -554,9 +565,46 @@ def _capacity(r: Resolved) -> dict:
     )
 
 
-def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
+# What each downloaded repository's pin is called, and the inputs that name the repository and its pin.
+_PINS = (("checkpoint", "checkpoint_revision", "checkpoint_repo"), ("draft", "draft_revision", "draft_repo"))
+
+
+def _unpinned_weights(r: Resolved, refused: set[str]) -> PlanError | None:
+    """The refusal of a download of weights at a branch: every repository the plan downloads (the checkpoint, and
+    the draft model where the target decodes speculatively) must be pinned to a commit (the user's
+    checkpoint_revision / draft_revision, else the catalog's revision), unless allow_unpinned_weights=true says
+    the branch is accepted (then the plan warns and the revision history records the commit the download got).
+    A repository whose name, pin or choice was refused already is not judged (a commit is a named repository's:
+    naming it comes first)."""
+    if r.allow_unpinned_weights or "allow_unpinned_weights" in refused:
+        return None
+    unpinned = []
+    for field_name, pin, repo_input in _PINS:
+        model = getattr(r, field_name)
+        if not model or model.get("revision") or (FIELD_INPUTS[field_name] | {pin, repo_input}) & refused:
+            continue
+        what = f"checkpoint {r.checkpoint_key}" if field_name == "checkpoint" else "DSpark draft model"
+        unpinned.append((pin, f"the {what} ({model['hf_id']})"))
+    if not unpinned:
+        return None
+    return PlanError(
+        f"{' and '.join(u[1] for u in unpinned)} would{' each' if len(unpinned) > 1 else ''} be downloaded from "
+        "the head of its main branch, which can move under the deployment (and between two download pods): pin "
+        f"{'each' if len(unpinned) > 1 else 'it'} to the commit you reviewed (a full 40-character "
+        "commit id, as `hf api` or the Hub's page shows it), or accept the branch explicitly (the download then "
+        "records the commit it got).", "unpinned-weights",
+        [*(f"{u[0]}=<40-character commit id>" for u in unpinned), "allow_unpinned_weights=true"],
+        inputs=[*(u[0] for u in unpinned), "allow_unpinned_weights"])
+
+
+def build_plan(request: dict, catalog: Catalog | None = None, *, downloads_weights: bool = False) -> dict:
     """The whole plan as plain data (JSON-serialisable). Raises PlanRefused with every broken rule:
-    the inputs first, then the deployment-matrix rules, then whether it fits."""
+    the inputs first, then the deployment-matrix rules, then whether it fits.
+
+    ``downloads_weights``: the run this plan is for downloads the weights from the Hub (or a Hub mirror), as a
+    deploy or a rollout does: then an unpinned repository is refused (``unpinned-weights``) unless the request
+    says ``allow_unpinned_weights``. The plan role says so for every playbook that runs the model cache
+    (deployment_plan's ``downloads_weights``); a restore, a teardown or a benchmark downloads nothing."""
     checks = Checks()
     r = _resolve(request, catalog or load_catalog(), checks)
     warnings: list[str] = []
@@ -564,6 +612,11 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     if r is not None:
         for rule in [*matrix_rules.RULES, *planner.RULES]:
             warnings.extend(checks.judge(rule, r, default=[]))
+        # an existing claim adopted as the model cache (cache_claim) is read as it is: nothing is downloaded
+        pin_refusal = (_unpinned_weights(r, checks.refused_inputs)
+                       if downloads_weights and not getattr(r, "cache_claim", None) else None)
+        if pin_refusal is not None:
+            checks.record(pin_refusal)
         capacity = checks.judge(_capacity, r)
     if checks.errors:
         raise PlanRefused(checks.errors)
@@ -588,9 +641,10 @@ def build_plan(request: dict, catalog: Catalog | None = None) -> dict:
     revisions = {m["hf_id"]: m["revision"] for m in (r.checkpoint, r.draft) if m and m.get("revision")}
     unpinned = [repo for repo in downloads if repo not in revisions]
     if unpinned:
-        warnings.append(f"{', '.join(unpinned)} will be downloaded from its main branch, which can change: pin "
-                        "checkpoint_revision (and draft_revision) to a commit id; the revision history records the "
-                        "commit the download found.")
+        accepted = "allow_unpinned_weights=true: " if r.allow_unpinned_weights else ""
+        warnings.append(f"{accepted}{', '.join(unpinned)} will be downloaded from its main branch, which can "
+                        "change: pin checkpoint_revision (and draft_revision) to a commit id; the revision history "
+                        "records the commit the download found.")
     disk_gb = float(r.checkpoint["disk_gb"]) + (float(r.draft["disk_gb"]) if r.draft else 0.0)
     trace = r.catalog.benchmark_trace
     status = r.target["status"]

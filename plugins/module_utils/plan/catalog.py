@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from ansible_collections.inferops.dynamo.plugins.module_utils.plan.errors import PlanError
+from ansible_collections.inferops.dynamo.plugins.module_utils.plan.grammar import COMMIT, is_commit
 
 PLACEHOLDER_PREFIX = "PLACEHOLDER:"
 CATALOG_ENV = "INFEROPS_DYNAMO_CATALOG"
@@ -108,7 +109,15 @@ def load_catalog(directory: str | os.PathLike | None = None) -> Catalog:
 
 
 def _check_consistency(catalog: Catalog) -> None:
-    """Fail loudly on a catalog edit that references something that does not exist."""
+    """Fail loudly on a catalog edit that references something that does not exist, or pins weights to anything
+    but a commit id (a branch or a tag moves)."""
+    for model_key, model in catalog.models.items():
+        entries = [*(model.get("checkpoints") or {}).items(), *(model.get("draft_models") or {}).items()]
+        for key, entry in entries:
+            revision = entry.get("revision")
+            if revision not in (None, "") and not is_commit(revision):
+                raise PlanError(f"catalog model '{model_key}' pins '{key}' to revision {revision!r}, which is not "
+                                f"{COMMIT}.", "catalog-invalid")
     for key, target in catalog.targets.items():
         expected_key = f"{target['framework']}-{target['mode']}-{target['sku']}"
         if key != expected_key:

@@ -21,8 +21,26 @@ SOURCE_FIELDS = {"bucket": "s3_uri", "endpoint": "url", "secret": "dns_subdomain
                  "ca_key": "label_value", "region": "region", "claim": "dns_subdomain"}
 
 
+# The model_cache_source types that fetch the weights from a Hub (huggingface.co, or a mirror of it through
+# HF_ENDPOINT) at a revision: there an unpinned repository is a branch resolved at download time, which can move.
+# An s3 bucket is copied as it is, and a pvc is adopted as it is: the collection chooses no revision there (the
+# bytes are whatever the operator put in the bucket or claim), so no pin is asked for; the revision history still
+# records the commit the copied or adopted cache holds.
+HUB_SOURCES = ("hub", "mirror")
+
+
 def _blank(value) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
+
+
+def fetches_from_hub(raw_source) -> bool:
+    """Whether the model_cache_source ``raw_source`` (unset: the Hub) downloads the weights from a Hub. A source
+    the plan refuses counts by its type as written (unknown or unreadable: the Hub, the default)."""
+    if _blank(raw_source) or raw_source == {}:
+        return True
+    kind = raw_source.get("type") if isinstance(raw_source, dict) else raw_source
+    kind = "hub" if _blank(kind) or not isinstance(kind, str) else kind.strip()
+    return kind in HUB_SOURCES or kind not in model_transfer.SOURCE_TYPES
 
 
 def _source(raw, parallelism, retries) -> list[PlanError]:
