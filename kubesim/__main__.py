@@ -34,6 +34,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prometheus", type=float, default=0.0, metavar="SECONDS",
                    help="real backend: run a real Prometheus in each cluster (built by make control-plane), scraping "
                         "what the PodMonitors select and evaluating the PrometheusRules every SECONDS")
+    p.add_argument("--grove", action="store_true",
+                   help="real backend: the Dynamo operator's Grove gate on (global.grove.enabled) and Grove's CRDs "
+                        "installed; DGDs become PodCliqueSets (no Grove operator runs them here)")
     p.add_argument("--backend", choices=launcher.BACKENDS, default="kubesim",
                    help="kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers, kwok)")
 
@@ -65,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_daemon(RealBackend(a.clusters, state, RealConfig(
             nodes=a.nodes, rdma=a.rdma, storage_classes=a.storage_classes, crd_dir=a.crd_dir,
             monitoring_crds=a.monitoring_crds, ready_seconds=a.ready_seconds, download_seconds=a.download_seconds, speed_factor=a.speed_factor,
-            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds, prometheus_interval=a.prometheus)), state)
+            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds, prometheus_interval=a.prometheus,
+            grove=a.grove)), state)
     if a.cmd == "_daemon":
         from .daemon import run_daemon
         from .emulator import EmulatorBackend
@@ -85,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                            download_seconds=a.download_seconds, ready_seconds=a.ready_seconds,
                            speed_factor=a.speed_factor, backend=a.backend,
                            image_pull_seconds=a.image_pull_seconds, trace_seconds=a.trace_seconds,
-                           prometheus=a.prometheus)
+                           prometheus=a.prometheus, grove=a.grove)
         except (RuntimeError, TimeoutError) as exc:
             print(f"kubesim: {exc}", file=sys.stderr)
             return 1

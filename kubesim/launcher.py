@@ -239,7 +239,7 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
           runnable_images: str | None = None, download_seconds: float = 3.0, ready_seconds: float = 2.0,
           image_pull_seconds: float = 0.0, trace_seconds: float = 0.0,
           speed_factor: float = 1.0, backend: str = "kubesim", timeout: float | None = None,
-          prometheus: float = 0.0) -> ClusterSet:
+          prometheus: float = 0.0, grove: bool = False) -> ClusterSet:
     """Start ``clusters`` rehearsal clusters in one background daemon; returns once all answer.
 
     ``backend="real"`` starts real control planes (kubesim.control_plane) instead of kubesim; ``prometheus``
@@ -252,8 +252,11 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
     if backend == "real":
         from .control_plane import build
 
-        if not build.built():
-            raise RuntimeError(f"the real control plane is not built in {build.bin_dir()}: run `make control-plane`")
+        if not build.built() or not build.operator_binary().is_file() or not build.helm_binary().is_file():
+            raise RuntimeError(f"the real control plane, the Dynamo operator or Helm is not built in "
+                               f"{build.cache_root()}: run `make control-plane`")
+    if grove and backend != "real":
+        raise ValueError("the Dynamo operator's Grove gate is a real-backend setting (--backend real)")
     if timeout is None:
         timeout = 60 if backend == "kubesim" else 120 + 60 * clusters
     state = Path(state_dir)
@@ -266,6 +269,8 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
             "--speed-factor", str(speed_factor)]
     if prometheus:
         argv += ["--prometheus", str(prometheus)]
+    if grove:
+        argv += ["--grove"]
     if nodes:
         argv += ["--nodes", nodes]
     if not rdma:

@@ -50,5 +50,7 @@ def start_rehearsal(clusters: int = 1, *, backend: str = "kubesim", **kwargs) ->
         from .control_plane import build
 
         build.build()
+        build.build_operator()
+        build.build_helm()
     kwargs.setdefault("crd_dir", project_crd_dir())
     return start(clusters, backend=backend, **kwargs)

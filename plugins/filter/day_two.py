@@ -12,6 +12,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import fleet_status as fs
 from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import update_report as ur
 from ansible_collections.inferops.dynamo.plugins.module_utils.preflight import gpu_occupancy as go
+from ansible_collections.inferops.dynamo.plugins.module_utils.preflight import workload_provider as wp
 
 WORKLOAD_KINDS = ("DynamoGraphDeployment", "Deployment", "StatefulSet")
 
@@ -35,6 +36,16 @@ def gpu_fit(nodes, pods, objects, live=None, rolls_workers=False, resources=None
                     resources=resources, rolls_workers=bool(rolls_workers), target=str(target),
                     cluster=str(cluster), node_selector=str(node_selector), sku=str(sku),
                     teardown_hint=str(teardown_hint))
+
+
+def workload_provider(objects, live=None, grove_served=False, rolls_workers=False):
+    """How the cluster's Dynamo operator runs the graph of ``objects`` (see workload_provider)."""
+    desired = next((o for o in objects or [] if isinstance(o, dict) and o.get("kind") == "DynamoGraphDeployment"), None)
+    if desired is None:
+        return {"provider": None, "surge": True, "outages": []}
+    name = wp.provider(_plain(live) if live else None, _plain(desired), bool(grove_served))
+    return {"provider": name, "surge": wp.surge(name),
+            "outages": wp.rolling_outages(name, _plain(desired), bool(rolls_workers) and live is not None)}
 
 
 def update_failure(stage, message, at, engine_status=None):
@@ -119,6 +130,7 @@ class FilterModule:
     def filters(self):
         return {
             "gpu_fit": gpu_fit,
+            "workload_provider": workload_provider,
             "update_report": update_report,
             "update_outage": update_outage,
             "update_failure": update_failure,
