@@ -1,5 +1,5 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ description:
   - The line is printed only when it differs from the previous line printed for the same host and task, unless
     O(show_repeats) is set.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 requirements:
   - enable in the C([defaults]) section of C(ansible.cfg) with C(callbacks_enabled = inferops.dynamo.progress)
 options:

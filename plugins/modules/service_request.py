@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ description:
     server cannot be reached (naming the kubeconfig, context and host it tried).
   - The caller needs the C(get) verb on C(services/proxy) (and C(create) for POST) in the namespace.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options

@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ description:
   - Only known API paths are requested (no discovery). The inspection logic lives in the
     C(inferops.dynamo.workload_inspect) module_utils (pure functions) and the client in C(inferops.dynamo.k8s_client).
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options

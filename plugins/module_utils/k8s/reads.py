@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Several reads and permission checks against one cluster, answered from one API session.
 
 A preflight asks about a dozen questions (is the namespace there, is this CRD served, which nodes carry
