@@ -15,6 +15,12 @@ description:
     task's result has a C(progress) value, for example M(inferops.dynamo.workload_status) waiting for a
     DynamoGraphDeployment or a model download Job.
   - Works beside the stdout callback (it is an aggregate callback) and prints nothing for other tasks.
+  - The collection's own roles do not loop with C(until) - Ansible prints every retry of such a loop as
+    C(FAILED - RETRYING), and AWX shows it as a retry event, even when the wait then succeeds. They wait in one task
+    (M(inferops.dynamo.workload_status) with O(inferops.dynamo.workload_status#module:wait_seconds),
+    M(inferops.dynamo.cluster_facts) with O(inferops.dynamo.cluster_facts#module:wait),
+    M(inferops.dynamo.service_request) with O(inferops.dynamo.service_request#module:retries)), which shows its
+    progress lines itself. This callback is for plays of your own that still loop these modules with C(until).
   - The line is printed only when it differs from the previous line printed for the same host and task, unless
     O(show_repeats) is set.
 author:
