@@ -27,12 +27,12 @@ NODES ?=
 # kubesim (the emulator, default) or real (kube-apiserver, etcd, controllers and kwok built by `make control-plane`).
 BACKEND ?= kubesim
 
-.PHONY: help setup test lint ruff ansible-lint doc-check molecule unit pytest build demo sim-start sim-stop \
-	rollout-demo bench clean control-plane engine-parsers chromium constraints pytest-parallel profiles
+.PHONY: help setup test lint ruff ansible-lint doc-check changelog-lint changelog-release molecule unit pytest build demo \
+	sim-start sim-stop rollout-demo bench clean control-plane engine-parsers chromium constraints pytest-parallel profiles
 
 help:
 	@echo "make demo   - set up, start the rehearsal cluster (the real Dynamo runtime as root), deploy gb300/agg, smoke-test, benchmark, report"
-	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, pytest with the molecule scenarios; builds the control plane once)"
+	@echo "make test   - set up and run every check (ruff, ansible-lint, plugin docs, changelog fragments, pytest with the molecule scenarios; builds the control plane once)"
 	@echo "make setup  - create .venv and .venv-dynamo with the versions of constraints*.txt (idempotent)"
 	@echo "make constraints - refreeze constraints*.txt at the newest versions within requirements*.txt (then make test)"
 	@echo "make sim-start [CLUSTERS=3] [NODES=gb300:2,gb200:2] [BACKEND=real] / make sim-stop - rehearsal clusters"
@@ -112,7 +112,7 @@ test:
 	$(MAKE) --no-print-directory setup chromium profiles || exit $$?; \
 	$(call pytest_pass,-m 'quiet and not control_plane'); \
 	$(call in_background,control_plane,control-plane); \
-	$(call in_background,lint,-j 3 --output-sync=line ruff ansible-lint doc-check); \
+	$(call in_background,lint,-j 3 --output-sync=line ruff ansible-lint doc-check changelog-lint); \
 	if $(PYTHON) tools/lowest_priority.py --isolates; then \
 	  $(call in_background,parallel,control-plane pytest-parallel); fi; \
 	$(call pytest_pass,-m 'timing and not quiet and not control_plane'); \
@@ -137,6 +137,19 @@ ansible-lint: setup
 
 doc-check: setup
 	$(BIN)/python tools/check_plugin_docs.py
+
+# The changelog is antsibull-changelog's, as in the Ansible collections: one fragment per change under
+# changelogs/fragments/ (RST in YAML), checked here. CHANGELOG.rst is written at release time only.
+changelog-lint: setup
+	$(BIN)/antsibull-changelog lint
+
+# The release step for galaxy.yml's version: the fragments move into changelogs/changelog.yaml (removed) and
+# CHANGELOG.rst is generated. Run it once, when the version is released (then commit and tag).
+changelog-release: setup
+	$(BIN)/antsibull-changelog release
+
+# The linters `make test` runs in the background, alone.
+lint: ruff ansible-lint doc-check changelog-lint
 
 # Molecule scenarios (molecule/), each on its own temporary kubesim: SCENARIOS="default kv-router-gb300" for some.
 # `make test` runs them too, as tests/molecule/test_scenarios.py (one test each, spread over the workers).

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Action plugin: resolve the user's choices into a plan on the controller (no cluster needed)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Action plugin: run the release_lease module in the controller's worker process (plugin_utils.in_process), name
 the run's process as the Lease's holder, and give the Lease back if the run is interrupted while it holds it."""
 

@@ -1,5 +1,5 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -15,10 +15,16 @@ description:
     task's result has a C(progress) value, for example M(inferops.dynamo.workload_status) waiting for a
     DynamoGraphDeployment or a model download Job.
   - Works beside the stdout callback (it is an aggregate callback) and prints nothing for other tasks.
+  - The collection's own roles do not loop with C(until) - Ansible prints every retry of such a loop as
+    C(FAILED - RETRYING), and AWX shows it as a retry event, even when the wait then succeeds. They wait in one task
+    (M(inferops.dynamo.workload_status) with O(inferops.dynamo.workload_status#module:wait_seconds),
+    M(inferops.dynamo.cluster_facts) with O(inferops.dynamo.cluster_facts#module:wait),
+    M(inferops.dynamo.service_request) with O(inferops.dynamo.service_request#module:retries)), which shows its
+    progress lines itself. This callback is for plays of your own that still loop these modules with C(until).
   - The line is printed only when it differs from the previous line printed for the same host and task, unless
     O(show_repeats) is set.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 requirements:
   - enable in the C([defaults]) section of C(ansible.cfg) with C(callbacks_enabled = inferops.dynamo.progress)
 options:

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Filters of a running target's life: does an update fit, what a failed one did, what runs where.
 
 Docs: one sidecar .yml per filter beside this file.

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Filters that turn a plan (from inferops.dynamo.deployment_plan) into Kubernetes objects and text.
 
 Docs: one sidecar .yml per filter beside this file.

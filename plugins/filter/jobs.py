@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Filters for a Job that runs once per target and for the waits on a workload (see module_utils/job_attempts)."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The names Dynamo and this collection put on Kubernetes objects: API versions, labels, annotations and the
 component types that run engines. Every other module reads them from here, so a rename happens once."""
 

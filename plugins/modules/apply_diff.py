@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ description:
   - Never changes anything (C(changed) is always false), in check mode or not.
   - The logic lives in the C(inferops.dynamo.apply_preview) and C(inferops.dynamo.object_diff) module_utils.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options

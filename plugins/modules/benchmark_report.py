@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 # The work happens in the action plugin of the same name (on the controller); this file is its
 # documentation.
 from __future__ import annotations
@@ -141,7 +144,7 @@ options:
     description: With O(mode=sweep), the search's evidence (P(inferops.dynamo.benchmark_search_summary#filter)).
     type: dict
 author:
-  - inferops team
+  - inferops team (@inferops)
 notes:
   - Supports check mode; it reports C(changed) without writing.
   - The price is the user's (the catalog publishes none) - C($ per million tokens = price per GPU-hour x GPUs /

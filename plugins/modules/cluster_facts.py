@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ description:
   - The logic lives in the C(inferops.dynamo.cluster_reads) module_utils (plain functions), and the client in
     C(inferops.dynamo.k8s_client).
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
@@ -67,6 +67,43 @@ options:
     description:
       - Namespace of the O(access_checks); required with them.
     type: str
+  wait:
+    description:
+      - Read again until the answer of one read meets one of O(wait.for), for at most O(wait.timeout) seconds,
+        then return every read's last answer with RV(wait). Without it the reads are answered once.
+      - A named object is watched between two looks (as C(kubectl wait) does), so its change is seen at once; other
+        reads are looked at every O(wait.interval) seconds.
+      - While it waits, the module shows the read's state at most once every O(wait.progress_interval) seconds, as a
+        plain line (where it runs in the controller; a module process waits silently). An C(until:) loop is not
+        needed, and would print C(FAILED - RETRYING) at every retry of a wait that succeeds.
+      - The module does not fail when the time runs out; RV(wait.met) says whether the wait ended on a criterion.
+    type: dict
+    suboptions:
+      read:
+        description: The name of the read of O(reads) to wait on.
+        type: str
+        required: true
+      for:
+        description:
+          - Criteria, any of which ends the wait, on the first object the read finds - C(present), C(absent) (the
+            resource is served and nothing matches), C(phase=<Phase>) (its C(status.phase), for example
+            C(phase=Bound)) or C(condition=<Type>) (a C(status.conditions) entry of that type with status C(True),
+            for example C(condition=Complete)).
+        type: list
+        elements: str
+        required: true
+      timeout:
+        description: Most seconds to wait.
+        type: float
+        required: true
+      interval:
+        description: Most seconds between two looks.
+        type: float
+        default: 1
+      progress_interval:
+        description: Show the state at most once every this many seconds, when it changed; C(0) shows none.
+        type: float
+        default: 30
   fail_on_refusal:
     description:
       - Fail the task when the API refuses one of the O(reads) or O(logs) (for example C(403)), with the API server's
@@ -109,6 +146,13 @@ EXAMPLES = r"""
     logs:
       benchmark: {namespace: dynamo, label_selectors: ["job-name=aiperf-gb300-agg"]}
   register: job
+
+- name: Wait up to a minute for a claim to bind
+  inferops.dynamo.cluster_facts:
+    reads:
+      pvc: {api_version: v1, plural: persistentvolumeclaims, namespace: dynamo, name: model-cache}
+    wait: {read: pvc, for: [phase=Bound], timeout: 60}
+  register: pvc
 
 - name: Stop when the CRD is missing
   ansible.builtin.assert:
@@ -159,6 +203,24 @@ logs:
   type: dict
   sample:
     benchmark: {pod: aiperf-gb300-agg-x7k2p, log: "=== AIPERF SUMMARY BEGIN ===..."}
+wait:
+  description: How the wait of O(wait) ended.
+  returned: when O(wait) is given
+  type: dict
+  sample: {met: true, state: "present, phase Bound", waited: 1.2, looks: 2}
+  contains:
+    met:
+      description: Whether the read met one of O(wait.for); false when the time ran out first.
+      type: bool
+    state:
+      description: The read's state at the last look (for example C(absent), C(present, phase Pending)).
+      type: str
+    waited:
+      description: Seconds waited.
+      type: float
+    looks:
+      description: Number of looks taken.
+      type: int
 denied:
   description: The checks that are not allowed, spelled as C(kubectl auth can-i) takes them (C(create jobs.batch)).
   returned: success
@@ -168,9 +230,11 @@ denied:
 """
 
 
+import time  # noqa: E402 (Ansible puts imports after the docs)
+
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import client as kc  # noqa: E402
 from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import reads as cr  # noqa: E402
-from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner  # noqa: E402
+from ansible_collections.inferops.dynamo.plugins.module_utils.k8s import runner, waiter  # noqa: E402
 
 ARGUMENT_SPEC = dict(
     kc.AUTH_ARG_SPEC,
@@ -179,14 +243,62 @@ ARGUMENT_SPEC = dict(
     access_checks=dict(type="list", elements="dict", default=[]),
     access_namespace=dict(type="str"),
     fail_on_refusal=dict(type="bool", default=False),
+    wait=dict(type="dict", options=dict(
+        read=dict(type="str", required=True),
+        **{"for": dict(type="list", elements="str", required=True)},
+        timeout=dict(type="float", required=True),
+        interval=dict(type="float", default=1),
+        progress_interval=dict(type="float", default=30),
+    )),
 )
 MODULE_OPTIONS = dict(supports_check_mode=True)
+
+
+def wait(module, clock=time.monotonic, sleep=time.sleep) -> dict:
+    """The reads, looked at again until the read of ``wait`` meets one of its criteria or its time runs out."""
+    p, w = module.params, module.params["wait"]
+    if w["read"] not in p["reads"]:
+        raise cr.ReadSpecError(f"wait.read: '{w['read']}' is not one of reads ({', '.join(sorted(p['reads'])) or 'none'})")
+    until = cr.validate_until(w["for"])
+    spec = cr.validate_read(w["read"], p["reads"][w["read"]])
+    if w["interval"] <= 0:
+        raise cr.ReadSpecError("wait.interval must be greater than 0")
+    start = clock()
+    progress = waiter.ProgressReport(getattr(module, "report", None), w["progress_interval"], clock=clock)
+    what = f"{spec['plural']} {spec['name'] or w['read']}" + (f" in {spec['namespace']}" if spec["namespace"] else "")
+    made: dict = {}
+
+    def api():      # one client for every look, made once the specs are checked (survey checks them first)
+        if "api" not in made:
+            made["api"] = kc.get_api(p)
+        return made["api"]
+
+    looks = 0
+    while True:
+        result = cr.survey(api, p["reads"], p["access_namespace"], p["access_checks"], p["logs"])
+        looks += 1
+        answer = result["reads"][w["read"]]
+        met, state = cr.wait_state(answer, until)
+        remaining = w["timeout"] - (clock() - start)
+        if met or remaining <= 0:
+            break
+        progress(f"{what}: {state}; waiting for {' or '.join(until)}")
+        first = (answer.get("resources") or [{}])[0]
+        waiter.wait_for_change(api(), spec["api_version"], spec["plural"], spec["namespace"], spec["name"],
+                               ((first.get("metadata") or {}).get("resourceVersion") if spec["name"] else None),
+                               min(w["interval"], remaining), sleep=sleep, clock=clock)
+    result["wait"] = {"met": met, "state": state, "waited": round(clock() - start, 2), "looks": looks}
+    return result
 
 
 def work(module) -> dict:
     p = module.params
     try:
-        result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"], p["logs"])
+        if p["wait"]:
+            result = wait(module)
+        else:
+            result = cr.survey(lambda: kc.get_api(p), p["reads"], p["access_namespace"], p["access_checks"],
+                               p["logs"])
     except cr.ReadSpecError as exc:
         raise runner.ModuleFailure(str(exc)) from None
     refused = [f"read {name}: {answer['error']}" for name, answer in result["reads"].items() if "error" in answer]

@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ description:
   - In check mode, each delete is sent with C(dryRun=All); the API server checks it and removes nothing.
   - The logic lives in the C(inferops.dynamo.deletes) module_utils, and the client in C(inferops.dynamo.k8s_client).
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 options:

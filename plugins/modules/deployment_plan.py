@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 # The work happens in the action plugin of the same name (on the controller); this file is its
 # documentation.
 from __future__ import annotations
@@ -71,7 +74,7 @@ options:
     type: bool
     default: true
 author:
-  - inferops team
+  - inferops team (@inferops)
 notes:
   - The capacity figures are estimates; their assumptions are returned with them.
 """

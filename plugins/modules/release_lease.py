@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ description:
   - C(changed) is always false. The Lease is a lock held for the length of one play, and the play gives it back
     when it ends. It does not change the target.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options

@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ description:
     server cannot be reached (naming the kubeconfig, context and host it tried).
   - The caller needs the C(get) verb on C(services/proxy) (and C(create) for POST) in the namespace.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
@@ -77,6 +77,20 @@ options:
     type: list
     elements: int
     default: [200]
+  retries:
+    description:
+      - Send the request again, up to this many times, while the answer's status is not in O(status_code) or the API
+        server cannot be reached, waiting O(retry_delay) seconds between two tries; the last answer decides.
+      - Each new try is shown as a plain line saying what the last one answered (where the module runs in the
+        controller), not as a failed task. Use it instead of an C(until:) loop, which prints
+        C(FAILED - RETRYING) at every retry of a request that then succeeds.
+    type: int
+    default: 0
+  retry_delay:
+    description:
+      - Seconds between two tries of O(retries).
+    type: float
+    default: 5
   max_content_chars:
     description:
       - Longest RV(content) returned; longer bodies are cut and RV(content_truncated) is set.
@@ -124,11 +138,9 @@ EXAMPLES = r"""
     namespace: default
     service: demo-frontend
     path: /v1/models
-    status_code: [200, 503]
+    retries: 30
+    retry_delay: 5
   register: models
-  until: models.status == 200
-  retries: 30
-  delay: 5
 """
 
 RETURN = r"""
@@ -160,9 +172,13 @@ url:
   type: str
   sample: https://api.example:6443/api/v1/namespaces/dynamo/services/demo-frontend:8000/proxy/v1/models
 elapsed:
-  description: Seconds the request took.
+  description: Seconds the request took (the last try).
   returned: always
   type: float
+attempts:
+  description: Tries made (1 without O(retries)).
+  returned: always
+  type: int
 """
 
 import json  # noqa: E402 (Ansible puts imports after the docs)
@@ -224,12 +240,38 @@ ARGUMENT_SPEC = dict(
     timeout=dict(type="int", default=60),
     status_code=dict(type="list", elements="int", default=[200]),
     max_content_chars=dict(type="int", default=16384),
+    retries=dict(type="int", default=0),
+    retry_delay=dict(type="float", default=5),
 )
 MODULE_OPTIONS = dict(supports_check_mode=True)
 
 
+def run_with_retries(module, api=None, sleep=time.sleep) -> tuple[dict, str | None]:
+    """``run`` again while it fails, ``retries`` more times at most; the last try's (result, failure)."""
+    p = module.params
+    report = getattr(module, "report", None)
+    tries = max(0, p["retries"]) + 1
+    api = api or kc.get_api(p)
+    for attempt in range(1, tries + 1):
+        try:
+            result, failure = run(module, api)
+        except kc.K8sUnreachable as exc:
+            if attempt == tries:
+                raise
+            result, failure = {}, str(exc)
+        result["attempts"] = attempt
+        if failure is None or attempt == tries:
+            return result, failure
+        if report is not None:
+            said = f"answered {result['status']}" if "status" in result else f"got no answer ({failure})"
+            report(f"{p['method']} {p['path']} on service {p['namespace']}/{p['service']}:{p['port']} {said}; "
+                   f"trying again in {p['retry_delay']:g} s ({tries - attempt} more at most)")
+        sleep(p["retry_delay"])
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def work(module) -> dict:
-    result, failure = run(module)
+    result, failure = run_with_retries(module)
     if failure:
         raise runner.ModuleFailure(failure, **result)
     return result

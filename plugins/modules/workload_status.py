@@ -1,6 +1,6 @@
 #!/usr/bin/python
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -20,15 +20,20 @@ description:
   - With O(wait_seconds) the module looks again as soon as the workload's object changes (a watch of that one
     object, as C(kubectl wait) does), at the latest every O(poll_interval) seconds, and returns as soon as the
     workload is ready or a fatal reason appears. Without the C(watch) permission it looks every O(poll_interval)
-    seconds. To show progress while waiting longer, loop the task with C(until:) and enable the
-    C(inferops.dynamo.progress) callback.
+    seconds.
+  - While it waits it shows its RV(progress) line, at most once every O(progress_interval) seconds and only when
+    it changed, as a plain line C([host] <progress>) - progress, not a failed attempt. So one task waits as long
+    as it takes; an C(until:) loop around it is not needed, and would print C(FAILED - RETRYING) at every retry
+    of a wait that succeeds (AWX shows those as retry events too).
+  - A look that fails after the first one (the API server restarting, a proxy dropping the connection) does not
+    end the wait; it is tried again at the next look while time remains, and its error is the progress line.
   - The module never fails because of the workload's state; the calling play decides (for example
     C(failed_when) on RV(fatal)). It fails only when the API cannot be used, naming the kubeconfig, context and host
     it tried.
   - Only known API paths are requested (no discovery). The inspection logic lives in the
     C(inferops.dynamo.workload_inspect) module_utils (pure functions) and the client in C(inferops.dynamo.k8s_client).
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 extends_documentation_fragment:
   - inferops.dynamo.attributes
   - kubernetes.core.k8s_auth_options
@@ -92,6 +97,21 @@ options:
     type: str
     default: ready
     choices: [ready, settled]
+  progress_interval:
+    description:
+      - With O(wait_seconds), show the RV(progress) line while waiting, at most once every this many seconds (none
+        before the wait has lasted that long) and only when it differs from the last line shown. C(0) shows none.
+      - The line is shown where the module runs in the controller (the default for a C(local) connection); a
+        module process (delegated, C(become), C(async), or C(inferops_dynamo_in_process=false)) cannot show a line
+        while it runs, and waits silently.
+    type: float
+    default: 30
+  stop_when_absent:
+    description:
+      - With O(wait_seconds), a workload that does not exist (deleted while it was awaited) ends the wait, with
+        RV(exists) false. Without it the module waits for the workload to appear.
+    type: bool
+    default: false
   pod_selector:
     description:
       - Label selector of the workload's pods.
@@ -113,16 +133,14 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Wait up to 10 minutes for the DGD, showing progress (enable the inferops.dynamo.progress callback)
+- name: Wait up to 10 minutes for the DGD, showing its progress every 30 s while it changes
   inferops.dynamo.workload_status:
     kind: DynamoGraphDeployment
     name: muse-spark-sglang-aggregate-gb300
     namespace: dynamo
-    wait_seconds: 20
+    wait_seconds: 600
+    stop_when_absent: true
   register: dgd
-  until: dgd.ready or dgd.fatal
-  retries: 30
-  delay: 0
 
 - name: Stop with the reasons when the rollout cannot succeed
   ansible.builtin.fail:
@@ -134,11 +152,9 @@ EXAMPLES = r"""
     kind: Job
     name: model-download
     namespace: dynamo
-    wait_seconds: 30
+    wait_seconds: 3600
+    progress_interval: 60
   register: download
-  until: download.complete or download.fatal
-  retries: 120
-  delay: 0
   failed_when: download.fatal or not download.complete
 
 - name: One look at a Deployment on a rehearsal cluster
@@ -207,8 +223,8 @@ progress:
   sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
 msg:
   description:
-    - The same line as RV(progress). When an C(until) loop on this module runs out of retries, Ansible reports
-      the last look's C(msg), so the timeout names the state it ended in instead of "Unknown error".
+    - The same line as RV(progress), so a task that fails on this result (C(failed_when)) names the state the
+      wait ended in instead of "Unknown error".
   returned: success
   type: str
   sample: "DGD muse-spark-sglang-aggregate-gb300: 1/2 components ready; pods: 2 Running, 1 Pending (Unschedulable)"
@@ -388,15 +404,31 @@ def run(module: AnsibleModule, api=None, clock=time.monotonic, sleep=time.sleep)
     api_version = p["api_version"] or default_version
     start = clock()
     api = api or kc.get_api(p)
+    progress = waiter.ProgressReport(getattr(module, "report", None), p["progress_interval"], clock=clock)
     looks = 0
+    look = None
     while True:
-        look = observe(api, p, api_version, plural)
+        try:
+            seen = observe(api, p, api_version, plural)
+        except kc.K8sError as exc:
+            # The first look answers for the API as it is; a later one that fails is tried again while time remains.
+            remaining = p["wait_seconds"] - (clock() - start)
+            if look is None or remaining <= 0:
+                raise
+            progress(f"{wi.KINDS[p['kind']][2]} {p['name']}: no answer from the API at this look ({exc}); "
+                     "looking again")
+            sleep(min(p["poll_interval"], remaining))
+            continue
+        look = seen
         looks += 1
         result = verdict(p, look)
         remaining = p["wait_seconds"] - (clock() - start)
         done = result["settled"] if p["wait_for"] == "settled" else (result["ready"] or result["fatal"])
+        if p["stop_when_absent"] and not result["exists"]:
+            done = True
         if done or remaining <= 0:
             break
+        progress(result["progress"])
         # the next look as soon as the workload changes, at the latest after poll_interval
         waiter.wait_for_change(api, api_version, plural, p["namespace"], p["name"],
                                ((look["obj"] or {}).get("metadata") or {}).get("resourceVersion"),
@@ -421,6 +453,8 @@ ARGUMENT_SPEC = dict(
     log_lines=dict(type="int", default=wi.DEFAULT_LOG_LINES),
     pod_selector=dict(type="str"),
     wait_for=dict(type="str", default="ready", choices=["ready", "settled"]),
+    progress_interval=dict(type="float", default=30),
+    stop_when_absent=dict(type="bool", default=False),
 )
 MODULE_OPTIONS = dict(supports_check_mode=True)
 

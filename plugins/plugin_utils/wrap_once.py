@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Wrap a method of an ansible-core class once per process, however many plays install the wrapper.
 
 The strategy ``inferops.dynamo.linear_threads`` adjusts two ansible-core internals this way (plugin loading

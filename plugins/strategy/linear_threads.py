@@ -1,5 +1,5 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ description:
     tasks are CPU-bound on the controller runs as several C(ansible-playbook) processes, each on a share of the
     inventory (AWX job slicing, C(job_slice_count)), to use more cores.
 author:
-  - inferops.dynamo contributors
+  - inferops team (@inferops)
 notes:
   - The collection's playbooks select it with the play keyword C(strategy), so it applies from a checkout, from the
     installed collection and in an AWX execution environment alike.

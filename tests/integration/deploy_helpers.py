@@ -44,6 +44,16 @@ class PlaybookRun:
         return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
+# What a run prints only when something failed: Ansible's "fatal: [host]: FAILED!", "FAILED - RETRYING" (an until
+# loop's retry), "ERROR!" and "[ERROR]". A successful run shows its waits as progress and prints none of these.
+FAILURE_WORDS = re.compile(r"FAILED|\bfatal\b|\bERROR\b")
+
+
+def failure_lines(output: str) -> list[str]:
+    """The lines of a run's output that say it failed (none for a run that succeeded)."""
+    return [line for line in output.splitlines() if FAILURE_WORDS.search(line)]
+
+
 def _playbook_command(playbook: str | Path, args: tuple, extra_env: dict | None) -> tuple[list[str], dict]:
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_FORCE_COLOR": "0", "PATH": f"{BIN}:{os.environ.get('PATH', '')}", **(extra_env or {})}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from awx_launch import launch
-from deploy_helpers import delete_namespace, get, new_namespace, rehearsal_vars
+from deploy_helpers import delete_namespace, failure_lines, get, new_namespace, rehearsal_vars
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -152,6 +152,9 @@ def test_deploy_with_the_injected_kubeconfig(awx, deploy_job):
     (smoke,) = job.task_events("runner_on_ok", "Check the answer")
     assert "Smoke test passed" in smoke["event_data"]["res"]["msg"]
     assert job.stats()["changed"][HOST] > 0 and not job.stats()["failures"]
+    # its waits are progress, not retries: AWX shows a runner_retry event (an until loop's) as a failed attempt
+    assert not {e["event"] for e in job.events()} & {"runner_retry", "runner_on_failed"}
+    assert failure_lines(job.output()) == [], job.output()[-4000:]
     # the credential's kubeconfig won over the inventory's (which names no real file)
     assert get(awx["dyn"], *DGD, DGD_NAME, awx["namespace"])
     secret = get(awx["dyn"], "v1", "Secret", "hf-token-secret", awx["namespace"])

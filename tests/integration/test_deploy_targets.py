@@ -4,7 +4,7 @@ Each test deploys into its own namespace of the shared rehearsal cluster and del
 (the namespace's pods hold GPUs of the simulated nodes)."""
 
 import pytest
-from deploy_helpers import MANAGED_BY, TARGET_ARGS, get, items, workload_of, workload_ready
+from deploy_helpers import MANAGED_BY, TARGET_ARGS, failure_lines, get, items, workload_of, workload_ready
 
 # molecule/ covers sglang-agg-gb300, sglang-disagg-gb200, sglang-kv-router-gb300, vllm-agg-gb200,
 # vllm-agg-b200 and vllm-agg-mi355x.
@@ -21,6 +21,8 @@ def test_target_deploys_and_is_ready(deploy_env, target):
     assert run.rc == 0, run.output[-4000:]
     assert run.recap("rehearsal")["failed"] == 0
     assert "Smoke test passed" in run.stdout
+    # its waits (download, readiness, smoke test) are progress, not failed attempts
+    assert failure_lines(run.output) == [], run.output[-4000:]
 
     kind, name = workload_of(target)
     assert workload_ready(env.dyn, env.namespace, kind, name), f"{kind} {name} is not Ready"

@@ -153,6 +153,26 @@ def test_download_job_progress_and_callback(tmp_path, kubesim_faults, k8s_dynami
     assert any("Downloading " + MODEL in line and "%" in line for line in shown), out[-3000:]
 
 
+def test_one_task_waits_for_the_download_showing_progress_and_no_failure(tmp_path, kubesim_faults, k8s_dynamic,
+                                                                         k8s_namespace):
+    """As the roles wait: one task, no until loop, its progress shown as plain lines (no FAILED - RETRYING)."""
+    name = uniq("download")
+    kubesim_faults.fault("slow-download", seconds=8)
+    create(k8s_dynamic, k8s_namespace, {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+        "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "download", "image": "python:3.11-slim",
+             "command": ["bash", "-c", f"hf download {MODEL}"]}]}}}})
+    task = {"name": "wait for the download", "inferops.dynamo.workload_status": {
+        "kind": "Job", "name": name, "namespace": k8s_namespace, "wait_seconds": 120, "poll_interval": 0.5,
+        "progress_interval": 1, "stop_when_absent": True}}
+    (r,), out = run_tasks(tmp_path, kubesim_faults, [task])
+    assert r["complete"] is True and r["fatal"] is False and r["looks"] > 1, r
+    shown = [line for line in out.splitlines() if line.startswith("[localhost] ")]
+    assert any("Downloading " + MODEL in line and "%" in line for line in shown), out[-3000:]
+    assert not [line for line in out.splitlines() if "FAILED" in line or "fatal" in line or "ERROR" in line], out
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Did this run get worse than an earlier one? Per-metric deltas with the gate's tolerance (pure Python).
 
 A metric is a ``regression`` when it is worse than the earlier run's by more than the tolerance (the

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """What a million tokens cost at a measured throughput, from a GPU-hour price (pure Python).
 
 The catalog publishes no prices: the price is the user's (``benchmark_gpu_hour_cost``, per SKU in the

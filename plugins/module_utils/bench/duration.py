@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """How long a benchmark will take, so its Job gets a deadline it can meet.
 
 A killed AIPerf leaves no summary, and a fixed deadline cannot fit every trace: estimate the

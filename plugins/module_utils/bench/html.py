@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Self-contained HTML pages of the benchmark results: a run, a sweep or search, the index of all runs.
 
 One file each, nothing fetched: the styles are inline and the charts are base64 PNG ``data:`` images, so a

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Every benchmark run under ``results/``: find them, pick an earlier one, list them newest first.
 
 Runs live in ``results/<cluster>/<target>/<run-id>/summary.json`` and sweeps (or searches) in

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """A benchmark run's report as text: the printed tables and report.md (pure Python: no Ansible, no third-party
 imports). A sweep's or search's report is sweep_report.py; the charts are charts.py
 (matplotlib), the HTML pages html.py.

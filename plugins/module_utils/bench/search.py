@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The highest concurrency that meets the objectives, found by probing and bisection over separate runs.
 
 AIPerf 0.13 has an adaptive search (``--search-recipe max-concurrency-under-sla``, planner

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Service-level objectives of a benchmark: AIPerf's goodput, which runs meet them, the operating point.
 
 AIPerf does the per-request judging (``--goodput``: a request is good when it meets every objective;

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Reads from a Prometheus HTTP API: instant queries, the firing alerts, and a target's live objective figures.
 
 The figures use the same series and the same bad-request definition as the target's alerts (module_utils/

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """One update of a target at a time: a ``coordination.k8s.io/v1`` Lease held for the release (apply, wait,
 smoke test, gate, record), taken and given back with the API server's own guarantees.
 

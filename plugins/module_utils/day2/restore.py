@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """What a restore applies: the collection's own render of a recorded revision, never the record's objects.
 
 A revision ConfigMap can be edited by anyone who may edit ConfigMaps in the namespace (the built-in ``edit``

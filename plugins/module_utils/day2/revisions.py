@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The revision history of a target, kept in the cluster as one labelled ConfigMap per revision.
 
 Every successful deploy records what it applied: the serving objects as YAML (``kubectl apply -f`` takes

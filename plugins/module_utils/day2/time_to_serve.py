@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Where a deploy's time went: the phases of this run, from the objects' own timestamps.
 
 Plain data in, plain data out: the play's start (controller clock), the moment the smoke test answered,

@@ -1,5 +1,6 @@
-# Copyright: (c) 2025, inferops
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Client layer: an authenticated Kubernetes API client built from the same options (and ``K8S_AUTH_*``
 environment variables, in-cluster config, kubeconfig) as kubernetes.core, plus raw requests through the API
 server (JSON reads, pod logs, the service proxy).

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Deletes, by name or by label selector, with the request ``kubectl delete`` sends: what each one removed and
 what was already gone (a delete is idempotent: gone before is not a change)."""
 

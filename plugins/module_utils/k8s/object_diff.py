@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """What an apply changes, who owns a field, and what drifted: pure functions on Kubernetes objects.
 
 A path is a tuple of segments: ``("f", "spec")`` for a map key and ``("k", '{"name":"Worker"}')`` for an

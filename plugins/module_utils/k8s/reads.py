@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Several reads and permission checks against one cluster, answered from one API session.
 
 A preflight asks about a dozen questions (is the namespace there, is this CRD served, which nodes carry
@@ -217,3 +218,53 @@ def survey(api, reads: dict, access_namespace: str | None = None, access_checks:
     if log_specs:
         result["logs"] = {name: read_log(api, spec) for name, spec in log_specs.items()}
     return result
+
+
+# ---------------------------------------------------------------------------- waiting on a read
+WAIT_CRITERIA = ("present", "absent", "phase=", "condition=")
+
+
+def validate_until(until) -> list[str]:
+    """The criteria of a wait on a read (any one ends it), or :class:`ReadSpecError`."""
+    if not isinstance(until, list) or not until:
+        raise ReadSpecError("wait.for: a list of criteria, any of which ends the wait: present, absent, "
+                            "phase=<Phase>, condition=<Type>")
+    for criterion in until:
+        text = str(criterion)
+        if text in ("present", "absent") or (text.partition("=")[0] + "=" in WAIT_CRITERIA[2:]
+                                              and text.partition("=")[2]):
+            continue
+        raise ReadSpecError(f"wait.for: unknown criterion '{text}'; use present, absent, phase=<Phase> "
+                            f"(for example phase=Bound) or condition=<Type> (for example condition=Complete)")
+    return [str(c) for c in until]
+
+
+def wait_state(answer: dict, until: list[str]) -> tuple[bool, str]:
+    """Whether a read's ``answer`` meets one of the ``until`` criteria, and its state in words (for progress).
+
+    Presence, phase and conditions are those of the first object found; a refused read meets none."""
+    if "error" in answer:
+        return False, f"refused ({answer.get('status')}): {answer['error']}"
+    resources = answer.get("resources") or []
+    if not answer.get("api_found", True):
+        state = "not served by the API server"
+    elif not resources:
+        state = "absent"
+    else:
+        status = resources[0].get("status") or {}
+        true = [c.get("type") for c in status.get("conditions") or [] if str(c.get("status")) == "True"]
+        state = ", ".join(filter(None, ["present", f"phase {status['phase']}" if status.get("phase") else "",
+                                        f"conditions {', '.join(true)}" if true else ""]))
+    for criterion in until:
+        kind, _, value = criterion.partition("=")
+        if kind == "present" and resources:
+            return True, state
+        if kind == "absent" and not resources and answer.get("api_found", True):
+            return True, state
+        if resources and kind == "phase" and (resources[0].get("status") or {}).get("phase") == value:
+            return True, state
+        if resources and kind == "condition" and any(
+                c.get("type") == value and str(c.get("status")) == "True"
+                for c in (resources[0].get("status") or {}).get("conditions") or []):
+            return True, state
+    return False, state

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Runner layer: the one main every module of this collection shares.
 
 A module's work is a function of the module that returns its result, or raises :class:`ModuleFailure` with the

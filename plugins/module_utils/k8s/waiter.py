@@ -1,5 +1,6 @@
-# Copyright: (c) 2025, inferops
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Waiter layer: between two looks at a workload, wait until its object changes or the poll interval ends,
 whichever comes first.
 
@@ -72,3 +73,34 @@ def _first_event(api, api_version: str, plural: str, namespace: str | None, name
         # the rest of the stream is not read: the connection is closed, not handed back to the pool mid-stream
         resp.close()
         resp.release_conn()
+
+
+class ProgressReport:
+    """Shows a waiting module's progress line while it waits, as the ``until`` loops of the roles once did through
+    the ``inferops.dynamo.progress`` callback: at most one line per ``interval`` seconds, none before the wait has
+    lasted ``interval``, and only when it differs from the last line shown.
+
+    ``report`` is the module's channel for a line shown while it runs (``ControllerModule.report`` where the module
+    runs in the controller); a module process has none (``None``), and then nothing is shown."""
+
+    def __init__(self, report, interval: float, clock=time.monotonic):
+        self.report = report if interval and interval > 0 else None
+        self.interval = interval
+        self.clock = clock
+        self.next_at = clock() + (interval or 0)
+        self.last: str | None = None
+
+    def __call__(self, line: str) -> bool:
+        """Show ``line`` if it is due; True when it was shown."""
+        if self.report is None:
+            return False
+        now = self.clock()
+        if now < self.next_at:
+            return False
+        self.next_at = now + self.interval
+        line = " ".join(str(line).split())
+        if not line or line == self.last:
+            return False
+        self.last = line
+        self.report(line)
+        return True

@@ -1,5 +1,6 @@
-# Copyright: (c) 2025, inferops
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Pure inspection of a workload and its pods: readiness, reasons that will not heal, one progress line
 and a diagnosis.
 

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Resolve a user's choices against the catalog into a complete deployment plan.
 
 ``build_plan(request)`` is the single entry point: it validates every input (clear errors before

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The catalog: models, SKUs and targets as data (YAML under ``catalog/`` of the collection).
 
 Adding a model, a SKU or a target is adding data here; the plan layer reads nothing else.

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Judge every check of a request and keep all its refusals, not only the first.
 
 A user who breaks two rules should read both in one answer. Some rules cannot be judged once

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The deploy's inputs that are not the target's (where it goes, where the weights come from, which images the
 Jobs run, who may reach the endpoint), checked by the plan with the target's inputs, every broken one at once.
 

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Engine command lines and environment for every worker kind.
 
 Flag spellings come from shared/reference/engines.md (§1 vLLM, §1.11 dynamo.vllm, §2 SGLang,

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Errors raised by the plan layer. Every refusal names the rule and what would be valid."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The grammar of every free-text input: what a Kubernetes name, an image reference, a Hub repository id, an
 S3 URI or a URL may look like, checked before anything is rendered.
 

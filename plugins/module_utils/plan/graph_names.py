@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """What the names a deploy chooses must allow once the Dynamo operator derives its own from them."""
 
 from __future__ import annotations

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The rules of the deployment matrix, one function each.
 
 Each rule reads the resolved request (plan.Resolved) and either raises PlanError naming the rule,

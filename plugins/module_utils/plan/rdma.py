@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """RDMA provider profiles: what a worker needs for NIXL KV transfer on each kind of fabric.
 
 Facts: shared/reference/dynamo.md §1 (CSP RDMA addons, EFA count = GPUs x 4) and §7 (UCX

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Capacity plan: weights per GPU against HBM, the KV budget, and concurrent sequences.
 
 Method (shared/reference/engines.md §4): vLLM and SGLang size their pools as a fraction of TOTAL

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Who else uses a target's model cache: what a purge must not pull from under them.
 
 The cache claim and the token Secret are shared by every target of the model in the namespace (and an adopted

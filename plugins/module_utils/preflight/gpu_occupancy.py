@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Will the target's pods fit beside what already runs? Pure functions on Nodes, Pods and workloads.
 
 Allocatable GPUs say what a node has; the pods already scheduled there say what is left. A new target

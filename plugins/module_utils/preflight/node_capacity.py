@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """GPU and RDMA capacity of a set of nodes, for the preflight checks. Pure functions."""
 
 from __future__ import annotations

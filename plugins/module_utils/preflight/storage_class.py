@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Which StorageClass a new model cache PVC uses: the one named, else the cluster's only ReadWriteMany one.
 
 Every worker mounts the same cache, so the class must serve ReadWriteMany; Kubernetes does not say which

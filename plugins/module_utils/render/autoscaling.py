@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Autoscaling of a standalone vLLM target: a KEDA ScaledObject on the server's queue.
 
 Dynamo targets scale with Dynamo's own planner (prefill and decode apart, on TTFT and ITL); a standalone vLLM

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The Jobs that move bytes before a worker can start: the model download (from the Hub, a Hub mirror, an
 S3-compatible bucket, or an existing claim adopted as it is) and the pre-pull of the runtime image on the
 SKU's nodes.

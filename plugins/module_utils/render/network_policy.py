@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The NetworkPolicies of a target: who may reach its endpoint, its workers and its planner.
 
 The OpenAI endpoint has no authentication and the workers' ports (metrics, KV events, the NIXL bootstrap) take

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Kubernetes objects from a plan (see plan.build_plan).
 
 Object names follow the recipe page so that a deployment made by hand with its kubectl steps is

@@ -1,5 +1,6 @@
-# Copyright: contributors to inferops.dynamo
-# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """Autoscaling a target to its objectives: Dynamo's SLA planner for Dynamo targets, a KEDA ScaledObject for
 standalone vLLM (module_utils/autoscaling).
 

@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """The security contexts the rendered pods run with, and the Pod Security Standards level each one meets.
 
 The frontend, the planner, standalone vLLM and every Job run as a non-root user with no capabilities, no

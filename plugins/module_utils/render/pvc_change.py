@@ -1,3 +1,6 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
 """What may happen to an existing model cache PVC when the inputs change.
 
 A PVC's storage class and access modes are immutable and it can never shrink; it can grow only when

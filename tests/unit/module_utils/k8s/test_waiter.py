@@ -103,3 +103,37 @@ def test_no_object_yet_sleeps_without_asking():
     api = Api(Stream(clock, body=b"{"))
     assert wait(api, clock, rv=None, seconds=2.0) is False
     assert api.asked == [] and clock.slept == [2.0]
+
+
+# ---------------------------------------------------------------------------- progress while waiting
+def progress(interval=30.0):
+    clock, shown = Clock(), []
+    return waiter.ProgressReport(shown.append, interval, clock=clock), clock, shown
+
+
+def test_progress_shows_nothing_before_the_wait_has_lasted_one_interval():
+    report, clock, shown = progress()
+    assert report("DGD muse: 0/2 components ready") is False
+    clock.now += 29.9
+    assert report("DGD muse: 0/2 components ready") is False and shown == []
+    clock.now += 0.1
+    assert report("DGD muse: 0/2 components ready") is True
+    assert shown == ["DGD muse: 0/2 components ready"]
+
+
+def test_progress_shows_a_line_once_per_interval_and_only_when_it_changed():
+    report, clock, shown = progress(10)
+    for second, line in enumerate(["a"] * 25 + ["b"] * 10 + ["c"] * 10):
+        clock.now = 100.0 + second
+        report(line)
+    # due at 10 s (a), 20 s (a again: not shown), 30 s (b), 40 s (c)
+    assert shown == ["a", "b", "c"]
+
+
+def test_progress_without_a_channel_or_with_interval_zero_shows_nothing():
+    clock = Clock()
+    assert waiter.ProgressReport(None, 30, clock=clock)("x") is False
+    shown = []
+    quiet = waiter.ProgressReport(shown.append, 0, clock=clock)
+    clock.now += 1000
+    assert quiet("x") is False and shown == []
