@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The changes to a running DynamoGraphDeployment that the Dynamo operator's admission webhook refuses, found before
 anything is applied, and the way through them: a new graph in place of the old one.
 

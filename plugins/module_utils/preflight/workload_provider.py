@@ -1,3 +1,5 @@
+# Copyright: (c) 2026, inferops.dynamo contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Which workload provider the cluster's Dynamo operator turns a graph into, and what that means for an update.
 
 The operator decides once per graph and records it on the DGD (annotation ``nvidia.com/workload-provider``): Grove
