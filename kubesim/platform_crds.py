@@ -78,7 +78,7 @@ def _amended_dgd(name: str, _mtime_ns: int) -> Path:
     return out
 
 
-def crd_files(crd_dir: str | None, monitoring: bool = True) -> list[Path]:
+def crd_files(crd_dir: str | None, monitoring: bool = True, planner_gpu_shape: bool = True) -> list[Path]:
     """kubesim's minimal CRDs, replaced by those of ``crd_dir``, then by the Dynamo operator's own (its source's
     ``config/crd/bases``, what it reads and writes) where its source is on this machine."""
     from .control_plane.build import operator_crd_dir
@@ -87,6 +87,6 @@ def crd_files(crd_dir: str | None, monitoring: bool = True) -> list[Path]:
     for folder in (crd_dir, operator_crd_dir(clone=False)):
         if folder:
             by_name.update({p.name: p for p in sorted(Path(folder).glob("*.y*ml"))})
-    if DGD_CRD in by_name:
+    if DGD_CRD in by_name and planner_gpu_shape:
         by_name[DGD_CRD] = for_the_planner(by_name[DGD_CRD])
     return [*by_name.values(), *(monitoring_crd_files() if monitoring else [])]

@@ -355,8 +355,9 @@ def _cloned_upstream() -> Path:
 
 
 def operator_binary() -> Path:
+    """Named as in the operator's image (``/manager``): controller-runtime names its field manager after it."""
     revision = upstream_pins()["dynamo"]["revision"]
-    return cache_root() / f"dynamo-operator-{revision[:12]}" / "bin" / "dynamo-operator"
+    return cache_root() / f"dynamo-operator-{revision[:12]}" / "bin" / "manager"
 
 
 def helm_binary() -> Path:

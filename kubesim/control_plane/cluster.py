@@ -358,7 +358,8 @@ class RealCluster:
 
     def _crd_files(self) -> list[str]:
         """The platform's CRDs (the Dynamo ones are the operator's own), and Grove's where the operator uses it."""
-        files = platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds)
+        # the real operator's own DGD CRD, as it is: this operator does not report the planner's GPU shape fields
+        files = platform_crds.crd_files(self.config.crd_dir, self.config.monitoring_crds, planner_gpu_shape=False)
         return [str(p) for p in (*files, *dynamo_platform.grove_crd_files(self._platform_options()))]
 
     def _wait_crds_established(self, dyn, timeout: float = 60) -> None:

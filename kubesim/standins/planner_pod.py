@@ -93,8 +93,11 @@ def planner_process(name: str, pod: dict, container: dict, *, kube, in_cluster: 
     env = {e["name"]: str(e["value"]) for e in container.get("env") or [] if "value" in e}
     m = pod["metadata"]
     ip = (pod.get("status") or {}).get("podIP") or "127.0.0.1"
-    env.update(RUNTIME_PLANES_ENV, KUBERNETES_SERVICE_HOST=in_cluster.host, KUBERNETES_SERVICE_PORT=str(in_cluster.port),
-               POD_NAME=m["name"], POD_NAMESPACE=m["namespace"], DYN_TCP_RPC_HOST=ip,
+    # a pod of the real operator discovers through the API server (its env says so); the emulator's, through files
+    planes = {k: v for k, v in RUNTIME_PLANES_ENV.items()
+              if not (k == "DYN_DISCOVERY_BACKEND" and env.get(k) == "kubernetes")}
+    env.update(planes, KUBERNETES_SERVICE_HOST=in_cluster.host, KUBERNETES_SERVICE_PORT=str(in_cluster.port),
+               POD_NAME=m["name"], POD_NAMESPACE=m["namespace"], POD_UID=m["uid"], DYN_TCP_RPC_HOST=ip,
                # its system server (the operator's probes) on the pod's address: every pod shares the namespace
                DYN_SYSTEM_HOST=ip,
                # its decisions ("[summary] ...") are logged at info

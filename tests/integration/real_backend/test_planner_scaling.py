@@ -1,9 +1,14 @@
 """Dynamo's real planner scales a deployment on the real control plane: ai-dynamo 1.5.1's `dynamo.planner` runs as the
 planner pod (in-cluster, as its ServiceAccount), reads the rehearsal's real Prometheus and the engines' forward-pass
 metrics, and scales a worker component through its DynamoGraphDeploymentScalingAdapter on the real API server; the
-operator stand-in writes the adapter's replicas into the DGD and creates the pod, whose mocker engine registers with
-the real frontend and takes requests. status.yml then shows ready against planned replicas and the planner's last
-decision. (The load that rises and falls, against fixed deployments: bench/planner_scaling.py.)"""
+real Dynamo operator writes the adapter's replicas into the DGD and creates the pod, whose mocker engine registers
+with the real frontend and takes requests. status.yml then shows ready against planned replicas and the planner's
+last decision. (The load that rises and falls, against fixed deployments: bench/planner_scaling.py.)
+
+The operator built here (ai-dynamo/dynamo 2a6da14c8, the 1.5.0 line) does not report a worker's GPU shape
+(gpusPerEngine, gpusPerReplica), which the 1.5.1 planner requires of workers that claim DRA devices: the GB300
+disaggregated target's workers claim a ComputeDomain channel, so the preflight refuses autoscaling it here, and the
+scaling is proved on the aggregated target, whose worker claims none."""
 
 from __future__ import annotations
 
@@ -16,8 +21,9 @@ from ansible_collections.inferops.dynamo.plugins.module_utils.day2 import promet
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow, pytest.mark.timing]
 
-TARGET = ["-e", "sku=gb300", "-e", "mode=disagg"]
-DGD_NAME = "muse-spark-sglang-disagg-gb300"
+TARGET = ["-e", "sku=gb300", "-e", "mode=agg"]
+DGD_NAME = "muse-spark-sglang-aggregate-gb300"
+COMPUTE_DOMAIN_TARGET = ["-e", "sku=gb300", "-e", "mode=disagg"]
 ADAPTERS = ("nvidia.com/v1beta1", "DynamoGraphDeploymentScalingAdapter")
 SCRAPE_S = 2
 
@@ -32,56 +38,60 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                                                                                     tmp_path):
     cluster, dyn, ns, inv = planner_cluster
     prom = cluster.prometheus_url
+    refused = playbook("deploy.yml", "-i", str(inv), *COMPUTE_DOMAIN_TARGET, "-e", "autoscaling=on",
+                       "-e", "autoscaling_max_replicas=2", "-e", f"autoscaling_prometheus_url={prom}")
+    assert refused.rc != 0
+    assert "needs a Dynamo operator that reports each worker's GPU shape" in " ".join(refused.output.split())
+    assert not items(dyn, *DGD, ns)                                    # refused before anything was applied
+
     deploy = playbook("deploy.yml", "-i", str(inv), *TARGET, "-e", "autoscaling=on", "-e", "autoscaling_max_replicas=2",
                       "-e", "autoscaling_interval=20", "-e", f"autoscaling_prometheus_url={prom}",
                       "-e", f"monitoring_scrape_interval={SCRAPE_S}")
     assert deploy.rc == 0, deploy.output[-4000:]
     adapters = {a["spec"]["dgdRef"]["componentName"]: a for a in items(dyn, *ADAPTERS, ns)}
-    assert {c: a["spec"]["replicas"] for c, a in adapters.items()} == {"PrefillWorker": 1, "DecodeWorker": 1}
-    before = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component=DecodeWorker")}
+    assert {c: a["spec"]["replicas"] for c, a in adapters.items()} == {"Worker": 1}
+    before = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns, "nvidia.com/dynamo-component=Worker")}
 
-    # Concurrency 32 puts each request's ITL past the objective on one decode engine (the planner's estimate from the
-    # engine's own forward-pass metrics): the planner adds a decode replica.
+    # Concurrency 32 puts each request's ITL past the objective on one engine (the planner's estimate from the
+    # engine's own forward-pass metrics): the planner adds a replica.
     load = BackgroundPlaybook(tmp_path, "benchmark.yml", "-i", str(inv), *TARGET, "-e", "benchmark_concurrency=32",
                               "-e", "benchmark_request_count=240", "-e", "benchmark_warmup_requests=0",
                               "-e", "benchmark_restart_workers=false", "-e", "benchmark_workers_max=2",
                               "-e", f"benchmark_results_dir={tmp_path / 'results'}")
     try:
-        # The planner caps the GPUs of all worker components together (its budget: each at autoscaling_max_replicas),
-        # not each one: under this load it has taken DecodeWorker to 3 while PrefillWorker stayed at 1.
-        wait_until("the planner scaling DecodeWorker up through its adapter", lambda: next(
-            (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["componentName"] == "DecodeWorker"
+        wait_until("the planner scaling Worker up through its adapter", lambda: next(
+            (a for a in items(dyn, *ADAPTERS, ns) if a["spec"]["dgdRef"]["componentName"] == "Worker"
              and a["spec"]["replicas"] >= 2), None), timeout=240)
-        dgd = wait_until("the DGD ready at two decode replicas or more", lambda: (
+        dgd = wait_until("the DGD ready at two replicas", lambda: (
             d if (d := get(dyn, *DGD, DGD_NAME, ns))
-            and ((d.get("status") or {}).get("components") or {}).get("DecodeWorker", {}).get("readyReplicas", 0) >= 2
+            and ((d.get("status") or {}).get("components") or {}).get("Worker", {}).get("readyReplicas", 0) >= 2
             else None), timeout=120)
         replicas = {c["name"]: c["replicas"] for c in dgd["spec"]["components"] if c["name"].endswith("Worker")}
-        # within the budget the planner was given (its ConfigMap, as it read it): the GPUs of all workers together
+        # within the budget the planner was given (its ConfigMap, as it read it)
         config = json.loads(get(dyn, "v1", "ConfigMap", f"{DGD_NAME}-planner", ns)["data"]["planner.json"])
-        held = (replicas["PrefillWorker"] * config["prefill_engine_num_gpu"]
-                + replicas["DecodeWorker"] * config["decode_engine_num_gpu"])
-        assert replicas["DecodeWorker"] >= 2 and held <= config["max_gpu_budget"], (replicas, config)
+        held = replicas["Worker"] * config["decode_engine_num_gpu"]
+        assert replicas["Worker"] >= 2 and held <= config["max_gpu_budget"], (replicas, config)
         def owners() -> list[str]:
             fields = [((m.get("fieldsV1") or {}).get("f:spec") or {}).get("f:components") or {}
                       for m in get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"]]
             return [m["manager"] for m, f in zip(get(dyn, *DGD, DGD_NAME, ns)["metadata"]["managedFields"], fields,
                                                  strict=True)
-                    if "f:replicas" in f.get('k:{"name":"DecodeWorker"}', {})]
+                    if "f:replicas" in f.get('k:{"name":"Worker"}', {})]
 
-        assert owners() == ["dynamo-operator"], owners()            # the adapter's, not the collection's
+        # the adapter's, written by the operator (its field manager is its binary's name, /manager), not the collection's
+        assert owners() == ["manager"], owners()
         # an unchanged rerun of deploy neither resets what the planner chose nor takes the field over
         again = playbook("deploy.yml", "-i", str(inv), *TARGET, "-e", "autoscaling=on",
                          "-e", "autoscaling_max_replicas=2", "-e", "autoscaling_interval=20",
                          "-e", f"autoscaling_prometheus_url={prom}", "-e", f"monitoring_scrape_interval={SCRAPE_S}")
         assert again.rc == 0, again.output[-4000:]
-        assert owners() == ["dynamo-operator"], owners()
+        assert owners() == ["manager"], owners()
         new = {p["metadata"]["name"] for p in items(dyn, "v1", "Pod", ns,
-                                                    "nvidia.com/dynamo-component=DecodeWorker")} - before
+                                                    "nvidia.com/dynamo-component=Worker")} - before
         assert new, before
         # the new engines registered with the frontend and serve: their own metrics count requests
         pods = "|".join(sorted(new))
-        served = wait_until(f"requests on the new decode engines {pods}", lambda: prometheus_query.single_value(
+        served = wait_until(f"requests on the new engines {pods}", lambda: prometheus_query.single_value(
             prometheus_query.query(prom, f'sum(dynamo_component_requests_total{{namespace="{ns}",pod=~"{pods}"}})'))
             or None, timeout=120, every=2)
         assert served > 0
@@ -93,5 +103,5 @@ def test_the_real_planner_scales_a_worker_component_whose_new_engine_takes_reque
                       "-e", f"release_results_dir={tmp_path / 'status'}")
     assert status.rc == 0, status.output[-3000:]
     flat = " ".join(status.stdout.split())
-    assert "Scaling (ready/planned)" in flat and "PrefillWorker 1/1" in flat, flat[-3000:]
+    assert "Scaling (ready/planned)" in flat and "Worker 2/2" in flat, flat[-3000:]
     assert "planner: load " in flat and "Drift of" not in flat, flat[-3000:]
