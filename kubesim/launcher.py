@@ -258,7 +258,9 @@ def start(clusters: int = 1, *, nodes: str | None = None, rdma: bool = True, sto
     if grove and backend != "real":
         raise ValueError("the Dynamo operator's Grove gate is a real-backend setting (--backend real)")
     if timeout is None:
-        timeout = 60 if backend == "kubesim" else 120 + 60 * clusters
+        # a real cluster also installs the Dynamo operator and waits for its webhooks: at the lowest CPU priority
+        # beside `make test`'s timing tests that took more than 3 minutes (2026-12-07)
+        timeout = 60 if backend == "kubesim" else 300 + 120 * clusters
     state = Path(state_dir)
     state.mkdir(parents=True, exist_ok=True)
     stop(state)

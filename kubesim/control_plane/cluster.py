@@ -330,7 +330,8 @@ class RealCluster:
         dyn = dynamic_client(self.client(), self.dir)
         catalog = load_catalog(self.config.catalog)
         for path in [*self._crd_files(), str(build.kwok_crd("logs"))]:
-            crd = dynamo_platform.as_installed(yaml.safe_load(Path(path).read_text()))
+            # libyaml's parser: the operator's CRDs are megabytes of YAML (seconds each with the pure-Python one)
+            crd = dynamo_platform.as_installed(yaml.load(Path(path).read_text(), Loader=yaml.CSafeLoader))
             _apply(dyn, crd)
         for node in make_nodes(self.config.nodes, catalog, self.config.rdma):
             node["metadata"].setdefault("annotations", {})[KWOK_NODE_ANNOTATION[0]] = KWOK_NODE_ANNOTATION[1]
@@ -373,7 +374,7 @@ class RealCluster:
             time.sleep(0.2)
         raise TimeoutError(f"{self.name}: CRDs not established after {timeout:.0f} s")
 
-    def _wait_platform_ready(self, timeout: float = 180) -> None:
+    def _wait_platform_ready(self, timeout: float = 420) -> None:
         """Return once the Dynamo operator is available and its webhooks carry its CA, as on a cluster in use."""
         from kubernetes import client
 
