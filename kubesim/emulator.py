@@ -40,9 +40,7 @@ class EmulatorBackend:
     def start(self) -> None:
         require_runtime()
         self.spaces = netns.allocate(state_prefix(self.state_dir or Path(self.config.state_dir)), self.n)
-        netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)
-        for ns in self.spaces:
-            netns.create(ns)
+        netns.record(self.state_dir or Path(self.config.state_dir), self.spaces)     # allocate() made them
         self.sim = [SimCluster(i, self.config, netns=self.spaces[i]) for i in range(self.n)]
         for c in self.sim:
             c.start()

@@ -174,7 +174,8 @@ class RealCluster:
         kill_recorded(self.dir / "pids.json")
         shutil.rmtree(self.dir, ignore_errors=True)
         (self.dir / "logs").mkdir(parents=True)
-        netns.create(self.ns)
+        if not netns.exists(self.ns.name):      # allocate() made it; a restart of this cluster makes it again
+            netns.create(self.ns)
         self.pki = pki.create(self.dir / "pki", apiserver_ips=(self.ns.ns_ip, "127.0.0.1", "10.96.0.1"),
                               node_ips=(self.ns.ns_ip, "127.0.0.1"))
         inner = self.dir / "inner.kubeconfig"

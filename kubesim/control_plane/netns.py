@@ -64,10 +64,19 @@ def plan(prefix: str, index: int, slot: int) -> Netns:
 
 
 def allocate(prefix: str, n: int) -> list[Netns]:
-    """Names and addresses for ``n`` clusters, on /30s no other rehearsal run on this host uses."""
-    taken = used_link_slots()
-    slots = [s for s in range(len(list(LINK_BLOCK.subnets(new_prefix=30)))) if s not in taken][:n]
-    return [plan(prefix, i, slots[i]) for i in range(n)]
+    """Names and addresses for ``n`` clusters, on /30s no other rehearsal run on this host uses, made at once under a
+    host-wide lock: two daemons starting together (`make test`'s passes) once read the same free /30, and the second's
+    API server was unreachable behind the first one's route."""
+    from ..file_lock import held
+    from .build import cache_root
+
+    with held(cache_root() / "netns.lock"):
+        taken = used_link_slots()
+        slots = [s for s in range(len(list(LINK_BLOCK.subnets(new_prefix=30)))) if s not in taken][:n]
+        spaces = [plan(prefix, i, slots[i]) for i in range(n)]
+        for ns in spaces:
+            create(ns)
+        return spaces
 
 
 def record(state_dir, spaces: list[Netns]) -> None:
