@@ -94,7 +94,12 @@ def target_rows(cluster: str, namespace: str, reads: dict, field_manager: str) -
                 if obj.get("kind") not in read_kinds:
                     continue
                 now = live.get((obj.get("kind"), obj["metadata"]["name"]))
+                adapted = {f"spec.components[{c.get('name')}].replicas"
+                           for c in (obj.get("spec") or {}).get("components") or []
+                           if isinstance(c, dict) and c.get("scalingAdapter") is not None}
                 for d in od.drift(obj, now, field_manager):
+                    if d["field"] in adapted:
+                        continue            # a scaling adapter owns them: the planner's choice, not drift
                     row["drift"].append(f"{obj['kind']} {obj['metadata']['name']}: {od.drift_text(d)}")
                     row["drift_fields"].append({"object": f"{obj['kind']}/{obj['metadata']['name']}", **d})
                 if obj.get("kind") in WORKLOAD_KINDS and now is not None:

@@ -31,7 +31,10 @@ LIST_KEYS = {
     "ports": ("containerPort", "port", "protocol"), "conditions": ("type",), "hostAliases": ("ip",),
 }
 # Fields that are not the user's to compare: set by controllers or the API server.
-IGNORED_ANNOTATIONS = ("deployment.kubernetes.io/revision", "kubectl.kubernetes.io/last-applied-configuration")
+IGNORED_ANNOTATIONS = ("deployment.kubernetes.io/revision", "kubectl.kubernetes.io/last-applied-configuration",
+                       # the Dynamo operator's own bookkeeping on a DGD (its webhook and its reconciler write them)
+                       "nvidia.com/current-worker-hash", "nvidia.com/current-worker-hash-v2",
+                       "nvidia.com/workload-provider", "nvidia.com/dynamo-operator-origin-version")
 MAX_TEXT = 160
 
 
