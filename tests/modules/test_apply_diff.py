@@ -43,11 +43,11 @@ def preview(tmp_path, cluster, definitions):
 def test_a_changed_image_is_one_field_that_rolls_the_workers_and_nothing_is_written(tmp_path, kubesim_cluster,
                                                                                     k8s_dynamic, k8s_namespace):
     live = apply(k8s_dynamic, dgd(k8s_namespace)).to_dict()
-    r = preview(tmp_path, kubesim_cluster, [dgd(k8s_namespace, image=IMAGE.replace("1.0", "2.0"))])
+    r = preview(tmp_path, kubesim_cluster, [dgd(k8s_namespace, image=IMAGE.replace("1.5.1", "1.5.2"))])
     assert r["changed"] is False and r["pending"] is True and r["rolls_workers"] is True
     (obj,) = r["objects"]
     assert [(c["field"], c["op"], c["before"], c["after"]) for c in obj["changes"]] == [
-        ("spec.components[Worker].podTemplate.spec.containers[main].image", "change", IMAGE, IMAGE.replace("1.0", "2.0"))]
+        ("spec.components[Worker].podTemplate.spec.containers[main].image", "change", IMAGE, IMAGE.replace("1.5.1", "1.5.2"))]
     assert r["lines"][0] == f"DynamoGraphDeployment preview (namespace {k8s_namespace}): 1 field(s) change"
     after = k8s_dynamic.resources.get(api_version="nvidia.com/v1beta1", kind="DynamoGraphDeployment").get(
         namespace=k8s_namespace, name="preview").to_dict()
@@ -91,8 +91,8 @@ def test_workload_status_tells_an_unfinished_update_and_a_settled_rollout(tmp_pa
         **task["inferops.dynamo.workload_status"], "wait_seconds": 30}}])
     assert ready["ready"] and ready["serving"] and ready["settled"] and ready["update_pending"] == []
     assert ready["generation"] == ready["observed_generation"]
-    kubesim_cluster.fault("image-pull", pattern="*:broken")
-    apply(k8s_dynamic, dgd(k8s_namespace, image=IMAGE.replace("1.0", "broken")))
+    kubesim_cluster.fault("image-pull", pattern="*-broken")
+    apply(k8s_dynamic, dgd(k8s_namespace, image=IMAGE.replace("1.5.1", "1.5.1-broken")))
     (stuck,), _ = run_tasks(tmp_path, kubesim_cluster, [{**task, "inferops.dynamo.workload_status": {
         **task["inferops.dynamo.workload_status"], "wait_seconds": 30, "wait_for": "settled",
         "unschedulable_grace_seconds": 0}}])
