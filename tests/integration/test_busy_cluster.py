@@ -99,7 +99,10 @@ def test_a_rolling_update_that_needs_surge_room_is_refused_and_recreate_goes_thr
     recreate = b("deploy.yml", "-e", "sku=gb300", "-e", "mode=kv-router", "-e", f"engine_image={RUNTIME}:1.5.2",
                  "-e", "update_strategy=Recreate")
     assert recreate.rc == 0, recreate.output[-4000:]
-    assert "nvidia.com/deployment-strategy: (none) -> Recreate" in flat(recreate)
+    # the preview shows the worker's pod template gaining the strategy annotation (its first annotation: the whole
+    # metadata block is new), where the operator reads it
+    assert "spec.components[Worker].podTemplate.metadata" in flat(recreate), flat(recreate)[-4000:]
+    assert "nvidia.com/deployment-strategy" in flat(recreate) and "Recreate" in flat(recreate)
     dgd = get(tenant.dyn, *DGD, KV, "tenant-b")
     # where the Dynamo operator reads it: each worker's pod template (a DGD metadata annotation is ignored)
     workers = [c for c in dgd["spec"]["components"] if c["type"] == "worker"]
