@@ -12,10 +12,10 @@ import datetime as dt
 import logging
 
 from . import operator_rules as op
+from .dra_driver import ComputeDomainDriver
 
 log = logging.getLogger("kubesim.standins.operator")
 DGD_API = ("nvidia.com/v1beta1", "DynamoGraphDeployment")
-CD_API = ("resource.nvidia.com/v1beta1", "ComputeDomain")
 # Set on the pods the operator makes: kwok's stages read them (see control_plane/kwok-stages.yaml).
 READY_DELAY_ANNOTATION = "kubesim.inferops.dev/ready-ms"
 # the field manager the operator's writes to a DGD carry (the replicas its scaling adapters own)
@@ -142,12 +142,4 @@ class DynamoOperator:
         return dgd
 
     def _compute_domains(self) -> None:
-        for cd in self.kube.list(*CD_API):
-            m = cd["metadata"]
-            tmpl = op.compute_domain_claim_template(cd)
-            if tmpl and not self.kube.get("resource.k8s.io/v1", "ResourceClaimTemplate", tmpl["metadata"]["name"],
-                                          m["namespace"]):
-                self.kube.create(tmpl)
-            if (cd.get("status") or {}).get("status") != "Ready":
-                self.kube.patch(*CD_API, m["name"], {"status": dict(op.COMPUTE_DOMAIN_READY)}, namespace=m["namespace"],
-                                subresource="status")
+        ComputeDomainDriver(self.kube).reconcile()      # the DRA driver's part, one home for both backends
